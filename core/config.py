@@ -1,0 +1,91 @@
+"""Where transcripts live and where relay-search keeps its own files.
+
+Every default derives from ``HOME`` (and each agent's own variable when set), so
+``HOME=/some/dir relay-search …`` sees only that tree (SPEC §1).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+AGENTS = ("claude", "codex", "gemini", "ash")
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    home: Path
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    root: Path | None = None  # --root: the Claude projects dir (or any agent's root)
+    pattern: str = "*"  # --pattern: glob over project dir names
+    cache_dir: Path | None = None
+    data_dir: Path | None = None
+    agents: tuple[str, ...] = AGENTS
+    user: str | None = None
+
+    @classmethod
+    def from_env(
+        cls,
+        env: Mapping[str, str] | None = None,
+        *,
+        root: str | Path | None = None,
+        pattern: str | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> Config:
+        env = dict(os.environ if env is None else env)
+        home = Path(env.get("HOME") or Path.home())
+        return cls(
+            home=home,
+            env=env,
+            root=Path(root).expanduser() if root else None,
+            pattern=pattern or "*",
+            cache_dir=Path(cache_dir) if cache_dir else None,
+            user=env.get("USER") or env.get("LOGNAME") or home.name or None,
+        )
+
+    def with_(self, **changes) -> Config:
+        return replace(self, **changes)
+
+    # --- agent roots -------------------------------------------------------------
+
+    @property
+    def claude_projects(self) -> Path:
+        if self.root is not None:
+            return self.root
+        base = self.env.get("CLAUDE_CONFIG_DIR")
+        return (Path(base) if base else self.home / ".claude") / "projects"
+
+    @property
+    def codex_home(self) -> Path:
+        base = self.env.get("CODEX_HOME")
+        return Path(base) if base else self.home / ".codex"
+
+    @property
+    def gemini_home(self) -> Path:
+        base = self.env.get("GEMINI_CLI_HOME") or self.env.get("GEMINI_HOME")
+        return Path(base) if base else self.home / ".gemini"
+
+    @property
+    def ash_home(self) -> Path:
+        base = self.env.get("ASH_HOME")
+        return Path(base) if base else self.home / ".ash"
+
+    # --- relay-search's own files ------------------------------------------------
+
+    @property
+    def cache_path(self) -> Path:
+        """Derived data (catalog, index): safe to delete, rebuilt on demand."""
+        if self.cache_dir is not None:
+            return self.cache_dir
+        base = self.env.get("XDG_CACHE_HOME")
+        return (Path(base) if base else self.home / ".cache") / "relay-search"
+
+    @property
+    def data_path(self) -> Path:
+        """User data (tags): kept across cache rebuilds."""
+        if self.data_dir is not None:
+            return self.data_dir
+        base = self.env.get("XDG_DATA_HOME")
+        return (Path(base) if base else self.home / ".local" / "share") / "relay-search"

@@ -1,0 +1,25 @@
+"""One error hierarchy for everything a user or a model can cause.
+
+Front ends catch :class:`RelayError` and show its message as one line (CLI: stderr
+and exit 1; MCP: a ToolError; HTTP: a status code; TUI: a notification).
+"""
+
+from __future__ import annotations
+
+
+class RelayError(Exception):
+    """A problem worth one clear line to the user, never a traceback."""
+
+    status = 400  # HTTP status a front end should use
+
+
+class NotFound(RelayError):
+    status = 404
+
+
+class BadInput(RelayError):
+    status = 400
+
+
+class StoreError(RelayError):
+    status = 503

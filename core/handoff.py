@@ -1,0 +1,101 @@
+"""Handing a conversation to another Claude (SPEC §4).
+
+The reference block names the conversation, says in one line what it is, and
+gives the exact MCP call that reads it; the content mode renders the turns as
+markdown within a size budget, for a Claude without the MCP server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .model import SessionInfo, Turn
+from .refs import compress_numbers
+from .views import Resolved
+
+DEFAULT_BUDGET = 40_000
+
+
+def _span(sessions: tuple[SessionInfo, ...]) -> str:
+    first = (sessions[0].first_timestamp or "")[:10]
+    last = (sessions[-1].last_timestamp or "")[:10]
+    return first if first == last or not last else f"{first} → {last}"
+
+
+def canonical_ref(resolved: Resolved) -> str:
+    sessions = resolved.sessions
+    first = sessions[0]
+    if not first.slug or resolved.single and len(resolved.chain) == 1:
+        base = first.session_id
+        return f"{base}:{resolved.turn}" if resolved.turn is not None else base
+    numbers = [s.session_number or 1 for s in sessions]
+    if resolved.turn is not None:
+        return f"{first.slug}#{numbers[0]}:{resolved.turn}"
+    if len(numbers) == len(resolved.chain) and len(resolved.chain) > 1:
+        return first.slug
+    return f"{first.slug}#{compress_numbers(numbers)}"
+
+
+def reference_block(resolved: Resolved) -> str:
+    sessions = resolved.sessions
+    first = sessions[0]
+    ref = canonical_ref(resolved)
+    total = len(resolved.chain)
+    numbers = [s.session_number or 1 for s in sessions]
+    if first.slug and total > 1:
+        which = f"session {numbers[0]} of {total}" if len(numbers) == 1 else f"sessions {compress_numbers(numbers)} of {total}"
+    else:
+        which = "1 session"
+    if resolved.turn is not None:
+        which += f", turn {resolved.turn}"
+    summary = " ".join((first.summary or "").split())[:120]
+    context = f"{first.agent} · project {first.project} · {which} · {_span(sessions)} · {summary}"
+    if resolved.turn is not None:
+        call = f'read_turn(session_id="{ref}")'
+    elif first.slug and total > 1 and not (resolved.single and len(sessions) == 1):
+        session_arg = compress_numbers(numbers)
+        call = f'get_conversation(session_id_or_slug="{first.slug}", session="{session_arg}")'
+    else:
+        call = f'get_conversation(session_id_or_slug="{first.session_id}")'
+    return (
+        f"relay-search reference: {ref}\n"
+        f"{context}\n"
+        f"Read it with the relay-search MCP server: {call}"
+    )
+
+
+def content_markdown(resolved: Resolved, turns_of: Callable[[SessionInfo], list[Turn]], budget: int = DEFAULT_BUDGET) -> str:
+    """The conversation as markdown, cut at ``budget`` characters with a note."""
+    ref = canonical_ref(resolved)
+    parts = [f"# Conversation {ref}\n", reference_block(resolved).split("\n")[1] + "\n"]
+    used = sum(len(p) for p in parts)
+    truncated = False
+    for info in resolved.sessions:
+        header = f"\n## Session {info.session_number or 1}: {info.session_id}\n"
+        parts.append(header)
+        used += len(header)
+        for turn in turns_of(info):
+            if resolved.turn is not None and turn.number != resolved.turn:
+                continue
+            tools = ", ".join(_tool_line(t) for t in turn.tools_used)
+            chunk = f"\n### Turn {turn.number} — {turn.timestamp or ''}\n\n**User:** {turn.user_text}\n\n**Assistant:** {turn.assistant_text}\n"
+            if tools:
+                chunk += f"\n_Tools: {tools}_\n"
+            if used + len(chunk) > budget:
+                room = budget - used
+                if room > 200:
+                    parts.append(chunk[:room] + "…\n")
+                truncated = True
+                break
+            parts.append(chunk)
+            used += len(chunk)
+        if truncated:
+            break
+    if truncated:
+        parts.append(f"\n_(cut at {budget:,} characters — read the rest with the relay-search MCP server: {ref})_\n")
+    return "".join(parts)
+
+
+def _tool_line(tool: dict) -> str:
+    detail = tool.get("file") or tool.get("command") or tool.get("pattern") or tool.get("description") or ""
+    return f"{tool['tool']} {detail}".strip()

@@ -1,0 +1,146 @@
+"""Immutable index segments: postings and per-document arrays on disk.
+
+A segment is a directory of ``.npy`` files, memory-mapped when loaded, so opening
+an index costs page faults, not parsing. Postings are stored term-major (CSC):
+``terms`` (sorted term ids, with the field in the high bit), ``offsets`` into
+``postings``/``tfs``, where a posting is a document's position in this segment.
+Per-document arrays (``doc_ids``, ``file_ids``, ``ts``, ``len_main``,
+``len_tool``) sit beside them.
+
+Segments never change after they are written. Deleting a document records a
+tombstone in the catalog; merging writes a new segment without the dead documents.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+TOOL_FIELD = np.int64(1) << 40  # term id offset of the tools field
+
+ARRAYS = ("terms", "offsets", "postings", "tfs", "doc_ids", "file_ids", "ts", "len_main", "len_tool")
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    name: str
+    terms: np.ndarray
+    offsets: np.ndarray
+    postings: np.ndarray
+    tfs: np.ndarray
+    doc_ids: np.ndarray
+    file_ids: np.ndarray
+    ts: np.ndarray
+    len_main: np.ndarray
+    len_tool: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.doc_ids.shape[0])
+
+    def postings_for(self, term: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(local doc positions, term frequencies) of one term, or None."""
+        terms = self.terms
+        i = int(np.searchsorted(terms, term))
+        if i >= terms.shape[0] or terms[i] != term:
+            return None
+        start, end = int(self.offsets[i]), int(self.offsets[i + 1])
+        return self.postings[start:end], self.tfs[start:end]
+
+    def nbytes(self) -> int:
+        return sum(getattr(self, name).nbytes for name in ARRAYS)
+
+
+def build_from_coo(name, term_arr, doc_pos, tf_arr, doc_ids, file_ids, ts, len_main, len_tool) -> Segment:
+    """A segment from (term, local doc position, tf) triples and per-doc arrays."""
+    order = np.lexsort((doc_pos, term_arr))
+    term_sorted = term_arr[order]
+    if term_sorted.shape[0]:
+        starts = np.flatnonzero(np.r_[True, term_sorted[1:] != term_sorted[:-1]])
+    else:
+        starts = np.zeros(0, dtype=np.int64)
+    terms = term_sorted[starts]
+    offsets = np.append(starts, term_sorted.shape[0]).astype(np.int64)
+    return Segment(
+        name=name,
+        terms=terms.astype(np.int64),
+        offsets=offsets,
+        postings=doc_pos[order].astype(np.int32),
+        tfs=tf_arr[order].astype(np.float32),
+        doc_ids=doc_ids,
+        file_ids=file_ids,
+        ts=ts,
+        len_main=len_main,
+        len_tool=len_tool,
+    )
+
+
+def merge_segments(name: str, segments: Sequence[Segment], alive: Sequence[np.ndarray]) -> Segment:
+    """One segment holding the alive documents of ``segments``, postings rebuilt."""
+    term_parts, pos_parts, tf_parts = [], [], []
+    doc_parts: dict[str, list[np.ndarray]] = {k: [] for k in ("doc_ids", "file_ids", "ts", "len_main", "len_tool")}
+    base = 0
+    for seg, keep in zip(segments, alive):
+        remap = np.full(seg.n_docs, -1, dtype=np.int64)
+        kept = np.flatnonzero(keep)
+        remap[kept] = np.arange(base, base + kept.shape[0])
+        counts = np.diff(seg.offsets)
+        term_rep = np.repeat(seg.terms, counts)
+        new_pos = remap[seg.postings]
+        ok = new_pos >= 0
+        term_parts.append(term_rep[ok])
+        pos_parts.append(new_pos[ok])
+        tf_parts.append(np.asarray(seg.tfs)[ok])
+        for key in doc_parts:
+            doc_parts[key].append(np.asarray(getattr(seg, key))[kept])
+        base += kept.shape[0]
+    cat = lambda parts, dtype: np.concatenate(parts).astype(dtype) if parts else np.zeros(0, dtype)  # noqa: E731
+    return build_from_coo(
+        name,
+        cat(term_parts, np.int64),
+        cat(pos_parts, np.int32),
+        cat(tf_parts, np.float32),
+        cat(doc_parts["doc_ids"], np.int64),
+        cat(doc_parts["file_ids"], np.int32),
+        cat(doc_parts["ts"], np.float64),
+        cat(doc_parts["len_main"], np.float32),
+        cat(doc_parts["len_tool"], np.float32),
+    )
+
+
+def save_segment(segment: Segment, directory: Path) -> Path:
+    """Write atomically: a temp dir renamed into place once every file is synced."""
+    final = directory / segment.name
+    tmp = directory / f".{segment.name}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for key in ARRAYS:
+        with open(tmp / f"{key}.npy", "wb") as handle:
+            np.save(handle, np.ascontiguousarray(getattr(segment, key)))
+            handle.flush()
+            os.fsync(handle.fileno())
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return final
+
+
+def load_segment(path: Path) -> Segment:
+    return Segment(name=path.name, **{key: _load_array(path / f"{key}.npy") for key in ARRAYS})
+
+
+def _load_array(path: Path) -> np.ndarray:
+    try:
+        return np.load(path, mmap_mode="r")
+    except ValueError:  # numpy cannot memory-map an empty array
+        return np.load(path)
+
+
+def segment_disk_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.glob("*.npy"))

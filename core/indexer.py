@@ -1,0 +1,544 @@
+"""Keeps the cache in step with the transcripts on disk.
+
+``sync`` compares what the sources discover with what the catalog has read: new
+files are read whole, grown files from their last offset, shrunk or replaced ones
+(size below the offset, another inode) whole again, vanished ones removed. Each
+batch of read files becomes one new segment plus catalog rows in one transaction,
+then the searcher's snapshot is swapped — queries never wait for indexing and
+never see half an update. Small segments are merged as they pile up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from . import sessions as session_rows
+from .catalog import Catalog
+from .config import Config
+from .index.bm25 import Snapshot
+from .index.postings import TOOLS_FLAG
+from .index.segment import TOOL_FIELD, build_from_coo, load_segment, merge_segments, save_segment
+from .ingest import Job, JobOutput, run_job, run_jobs, uuid_hash
+from .sources import MAIN, SourceFile, all_sources
+from .timeutil import parse_ts
+from .views import Progress, UpdateResult
+
+PARALLEL_MIN_BYTES = 64 << 20  # below this a pool costs more than it saves
+BATCH_BYTES = 96 << 20  # a cold index publishes results every ~this many bytes
+MAX_SMALL_SEGMENTS = 8
+BODY_CHARS = 8000
+
+_encode_state = msgspec.msgpack.Encoder().encode
+_decode_state = msgspec.msgpack.Decoder().decode
+
+
+class Indexer:
+    def __init__(self, config: Config, catalog: Catalog, segments_dir: Path, on_publish: Callable[[Snapshot], None]) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.segments_dir = segments_dir
+        self.on_publish = on_publish
+        self._sync_lock = threading.RLock()
+        self._vocab: dict[str, int] | None = None
+        self._segments: dict[str, Any] = {}
+
+    # --- snapshots -------------------------------------------------------------------
+
+    def load_snapshot(self) -> Snapshot:
+        names = self.catalog.segment_names()
+        segments = []
+        for name in names:
+            seg = self._segments.get(name)
+            if seg is None:
+                seg = load_segment(self.segments_dir / name)
+                self._segments[name] = seg
+            segments.append(seg)
+        for stale in set(self._segments) - set(names):
+            del self._segments[stale]
+        dead = np.array(sorted(self.catalog.tombstones()), dtype=np.int64)
+        return Snapshot.create(segments, dead, self.catalog.generation())
+
+    def remove_orphan_segments(self) -> None:
+        """Segment dirs no catalog row names: left by a writer killed mid-update."""
+        known = set(self.catalog.segment_names())
+        if not self.segments_dir.exists():
+            return
+        for path in self.segments_dir.iterdir():
+            if path.name not in known:
+                shutil.rmtree(path, ignore_errors=True)
+
+    # --- sync --------------------------------------------------------------------------
+
+    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None) -> UpdateResult:
+        with self._sync_lock:
+            started = time.perf_counter()
+            known = {row["path"]: row for row in self.catalog.files(("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "state", "replay_of", "error"))}
+            jobs, gone = self._plan(known, paths)
+            total_bytes = sum(max(0, (j.file.path.stat().st_size if j.file.path.exists() else 0) - j.offset) for j in jobs)
+            result = _Tally()
+            if gone:
+                self._remove(gone, known, result)
+            if jobs:
+                self._run(jobs, total_bytes, known, result, progress)
+            if result.need_links:
+                self._relink(result)
+            self._maybe_merge()
+            result.seconds = time.perf_counter() - started
+            return result.freeze()
+
+    def _plan(self, known: dict[str, dict], paths: Iterable[Path] | None) -> tuple[list[Job], list[str]]:
+        sources = all_sources(self.config.agents)
+        found: dict[str, SourceFile] = {}
+        if paths is None:
+            for source in sources:
+                for file in source.discover(self.config):
+                    found[str(file.path)] = file
+            gone = [p for p in known if p not in found]
+        else:
+            gone = []
+            rescan = False
+            for path in {Path(p) for p in paths}:
+                if path.is_dir():
+                    rescan = True
+                    continue
+                if not path.exists():
+                    prefix = str(path)
+                    gone.extend(p for p in known if p == prefix or p.startswith(prefix + os.sep))
+                    continue
+                for source in sources:
+                    file = source.classify(path, self.config)
+                    if file is not None:
+                        found[str(path)] = file
+                        break
+            if rescan:
+                return self._plan(known, None)
+        jobs = []
+        for key, file in found.items():
+            row = known.get(key)
+            job = self._job_for(file, row)
+            if job is not None:
+                jobs.append(job)
+        return jobs, gone
+
+    def _job_for(self, file: SourceFile, row: dict | None) -> Job | None:
+        try:
+            stat = file.path.stat()
+        except OSError:
+            return None
+        if row is None:
+            return Job(file)
+        exclude = self._exclusion(row)
+        if stat.st_ino != row["inode"] or stat.st_size < row["offset"]:
+            return Job(file, exclude=exclude)  # rewritten or replaced: read whole again
+        if stat.st_size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
+            return None
+        if stat.st_size == row["offset"] and row["offset"] == row["size"] and stat.st_mtime_ns != row["mtime_ns"]:
+            # touched without new bytes: nothing to read for append-only sources
+            if file.agent == "claude" or file.agent == "codex":
+                return None
+        state = _decode_state(row["state"]) if row["state"] else {}
+        return Job(file, offset=row["offset"], state=state, exclude=exclude)
+
+    def _exclusion(self, row: dict) -> np.ndarray | None:
+        if not row.get("replay_of"):
+            return None
+        got = self.catalog.db.execute("SELECT uuid_hashes FROM files WHERE file_id=?", (row["replay_of"],)).fetchone()
+        return np.frombuffer(got[0], dtype=np.int64) if got and got[0] else None
+
+    def _run(self, jobs: list[Job], total_bytes: int, known: dict[str, dict], result: _Tally, progress) -> None:
+        done_files = done_bytes = 0
+        total_files = len(jobs)
+
+        def report(outputs: list[JobOutput]) -> None:
+            nonlocal done_files, done_bytes
+            self._commit(outputs, known, result)
+            done_files += len(outputs)
+            done_bytes += sum(max(0, o.offset) for o in outputs)
+            if progress:
+                progress(Progress(done_files, total_files, min(done_bytes, total_bytes), total_bytes))
+
+        if progress:
+            progress(Progress(0, total_files, 0, total_bytes))
+        if total_bytes < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2:
+            batch: list[JobOutput] = []
+            size = 0
+            for job in jobs:
+                out = run_job(job)
+                batch.append(out)
+                size += out.size - job.offset
+                if size >= BATCH_BYTES:
+                    report(batch)
+                    batch, size = [], 0
+            if batch:
+                report(batch)
+            return
+        self._run_parallel(jobs, report)
+
+    def _run_parallel(self, jobs: list[Job], report) -> None:
+        # Chunks of ~8 MB keep both workers busy; results are committed in batches.
+        chunks: list[list[Job]] = []
+        current: list[Job] = []
+        size = 0
+        for job in sorted(jobs, key=lambda j: str(j.file.path)):
+            current.append(job)
+            size += _size(job.file.path) - job.offset
+            if size >= 8 << 20:
+                chunks.append(current)
+                current, size = [], 0
+        if current:
+            chunks.append(current)
+        workers = min(os.cpu_count() or 2, 8)
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["core.ingest"])
+        pending: list[JobOutput] = []
+        pending_bytes = 0
+        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            for outputs in pool.map(run_jobs, chunks):
+                pending.extend(outputs)
+                pending_bytes += sum(o.size for o in outputs)
+                if pending_bytes >= BATCH_BYTES:
+                    report(pending)
+                    pending, pending_bytes = [], 0
+        if pending:
+            report(pending)
+
+    # --- committing ---------------------------------------------------------------------
+
+    def _vocabulary(self) -> dict[str, int]:
+        if self._vocab is None:
+            self._vocab = dict(self.catalog.db.execute("SELECT term, id FROM terms"))
+        return self._vocab
+
+    def _commit(self, outputs: list[JobOutput], known: dict[str, dict], result: _Tally) -> None:
+        vocab = self._vocabulary()
+        new_terms: list[tuple[str, int]] = []
+        affected: set[str] = set()
+        seg_parts: list[tuple[JobOutput, int, np.ndarray]] = []  # output, file_id, doc ids
+        with self.catalog.write() as db:
+            next_doc = (db.execute("SELECT max(doc_id) FROM docs").fetchone()[0] or 0) + 1
+            next_doc = max(next_doc, int(self.catalog.get_meta("next_doc", "1") or 1))
+            for out in outputs:
+                key = str(out.file.path)
+                row = known.get(key)
+                if out.missing:
+                    if row:
+                        self._drop_file(db, row["file_id"], affected, row.get("session_id"))
+                        known.pop(key, None)
+                    continue
+                file_id = self._upsert_file(db, out, row)
+                known[key] = {**(row or {}), "file_id": file_id, "path": key, "session_id": out.meta.session_id}
+                if row and row.get("session_id") and row["session_id"] != out.meta.session_id:
+                    affected.add(row["session_id"])
+                if out.meta.session_id:
+                    affected.add(out.meta.session_id)
+                if out.replace:
+                    _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
+                    db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
+                elif out.docs:
+                    turns = [d.turn for d in out.docs]
+                    marks = ",".join("?" * len(turns))
+                    _tombstone(db, f"SELECT doc_id FROM docs WHERE file_id=? AND turn IN ({marks})", (file_id, *turns))
+                    db.execute(f"DELETE FROM docs WHERE file_id=? AND turn IN ({marks})", (file_id, *turns))
+                ids = np.arange(next_doc, next_doc + len(out.docs), dtype=np.int64)
+                next_doc += len(out.docs)
+                db.executemany(
+                    "INSERT INTO docs(doc_id, file_id, turn, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?)",
+                    [
+                        (int(doc_id), file_id, d.turn, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
+                        for doc_id, d in zip(ids, out.docs)
+                    ],
+                )
+                if out.docs:
+                    seg_parts.append((out, file_id, ids))
+                for term in out.postings.vocab:
+                    if term not in vocab:
+                        vocab[term] = len(vocab) + 1
+                        new_terms.append((term, vocab[term]))
+                result.files_read += 1
+                result.bytes_read += max(0, out.offset - (row or {}).get("offset", 0) if not out.replace else out.offset)
+                result.skipped += out.skipped
+                if out.replace and (out.summaries or out.file.kind == MAIN):
+                    result.need_links = True
+                elif out.summaries:
+                    result.need_links = True
+            if new_terms:
+                db.executemany("INSERT INTO terms(term, id) VALUES(?, ?)", new_terms)
+            Catalog.set_meta(db, "next_doc", str(next_doc))
+            if seg_parts:
+                name = self._new_segment_name(db)
+                segment = _segment_from_outputs(name, seg_parts, vocab)
+                save_segment(segment, self.segments_dir)
+                db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (name, segment.n_docs))
+            changed = session_rows.rebuild(db, affected, self.config)
+            result.note(changed)
+            self._bump(db)
+        self.on_publish(self.load_snapshot())
+
+    def _upsert_file(self, db, out: JobOutput, row: dict | None) -> int:
+        meta_json = json.dumps(msgspec.to_builtins(out.meta))
+        state = _encode_state(out.state)
+        summaries = json.dumps(out.summaries) if out.summaries else None
+        if row is None or out.replace:
+            hashes = out.hashes.tobytes() if out.hashes.shape[0] else None
+            skipped = out.skipped
+        else:
+            old = db.execute("SELECT uuid_hashes, skipped, summaries FROM files WHERE file_id=?", (row["file_id"],)).fetchone()
+            hashes = (old[0] or b"") + out.hashes.tobytes()
+            skipped = (old[1] or 0) + out.skipped
+            if old[2]:
+                summaries = json.dumps(json.loads(old[2]) + out.summaries) if out.summaries else old[2]
+        values = dict(
+            path=str(out.file.path), agent=out.file.agent, kind=out.file.kind, project_key=out.file.project_key,
+            order_key=out.file.order_key, session_id=out.meta.session_id, size=out.size, mtime_ns=out.mtime_ns,
+            inode=out.inode, offset=out.offset, skipped=skipped, error=out.error, n_messages=out.n_messages,
+            n_turns=out.n_turns, meta=meta_json, state=state, summaries=summaries, uuid_hashes=hashes,
+        )
+        if row is None:
+            cols = ", ".join(values)
+            marks = ", ".join("?" * len(values))
+            cur = db.execute(f"INSERT INTO files({cols}) VALUES({marks})", tuple(values.values()))
+            return int(cur.lastrowid)
+        sets = ", ".join(f"{k}=?" for k in values)
+        db.execute(f"UPDATE files SET {sets} WHERE file_id=?", (*values.values(), row["file_id"]))
+        return int(row["file_id"])
+
+    def _drop_file(self, db, file_id: int, affected: set[str], session_id: str | None) -> None:
+        _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
+        db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
+        db.execute("DELETE FROM files WHERE file_id=?", (file_id,))
+        if session_id:
+            affected.add(session_id)
+
+    def _remove(self, gone: list[str], known: dict[str, dict], result: _Tally) -> None:
+        affected: set[str] = set()
+        with self.catalog.write() as db:
+            for path in gone:
+                row = known.pop(path, None)
+                if row:
+                    self._drop_file(db, row["file_id"], affected, row.get("session_id"))
+            changed = session_rows.rebuild(db, affected, self.config)
+            result.note(changed)
+            self._bump(db)
+        result.need_links = True
+        self.on_publish(self.load_snapshot())
+
+    def _bump(self, db) -> None:
+        generation = int(self.catalog.get_meta("generation", "0") or 0) + 1
+        Catalog.set_meta(db, "generation", str(generation))
+
+    def _new_segment_name(self, db) -> str:
+        counter = int(self.catalog.get_meta("segment_counter", "0") or 0) + 1
+        Catalog.set_meta(db, "segment_counter", str(counter))
+        return f"seg-{counter:08d}"
+
+    # --- continuation links and replayed records -------------------------------------------
+
+    def _relink(self, result: _Tally) -> None:
+        """Link slug-less continuations and drop records replayed from older sessions."""
+        rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
+        owners_hash: list[np.ndarray] = []
+        owners_file: list[np.ndarray] = []
+        by_id = {}
+        for row in rows:
+            by_id[row["file_id"]] = row
+            if row["uuid_hashes"]:
+                h = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
+                owners_hash.append(h)
+                owners_file.append(np.full(h.shape[0], row["file_id"], dtype=np.int64))
+        if not owners_hash:
+            return
+        hashes = np.concatenate(owners_hash)
+        files = np.concatenate(owners_file)
+        order = np.argsort(hashes, kind="stable")
+        hashes, files = hashes[order], files[order]
+
+        def owners_of(h: int) -> list[int]:
+            lo = int(np.searchsorted(hashes, h, "left"))
+            hi = int(np.searchsorted(hashes, h, "right"))
+            return files[lo:hi].tolist()
+
+        links: dict[str, str] = {}
+        summaries: dict[str, list[str]] = {}
+        rereads: list[tuple[dict, int | None]] = []
+        for row in rows:
+            sid = row["session_id"]
+            own = np.frombuffer(row["uuid_hashes"], dtype=np.int64) if row["uuid_hashes"] else np.zeros(0, np.int64)
+            replay_of = None
+            for h in own[:3].tolist():
+                others = [f for f in owners_of(h) if f != row["file_id"]]
+                older = [f for f in others if _replays(row, by_id[f], owners_of)]
+                if older:
+                    replay_of = older[0]
+                    break
+            if replay_of is not None and by_id[replay_of]["session_id"] != sid:
+                links[sid] = by_id[replay_of]["session_id"]
+            if (row["replay_of"] or None) != replay_of:
+                rereads.append((row, replay_of))
+            for leaf, text in json.loads(row["summaries"] or "[]"):
+                targets = [f for f in owners_of(uuid_hash(leaf))] if leaf else []
+                target_sid = by_id[targets[0]]["session_id"] if targets else sid
+                summaries.setdefault(target_sid, []).append(text)
+                if target_sid != sid and sid not in links:
+                    links[sid] = target_sid
+        with self.catalog.write() as db:
+            for row, replay_of in rereads:
+                db.execute("UPDATE files SET replay_of=?, size=-1 WHERE file_id=?", (replay_of, row["file_id"]))
+            changed = session_rows.apply_links(db, links, summaries)
+            result.note(changed)
+            self._bump(db)
+        if rereads:
+            # Read those files again, now without the records they replay.
+            known = {row["path"]: row for row in self.catalog.files(("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "state", "replay_of", "error"))}
+            jobs = []
+            for row, _ in rereads:
+                fresh = known.get(row["path"])
+                file = _source_file(fresh or row, self.catalog)
+                if fresh and file:
+                    jobs.append(Job(file, exclude=self._exclusion(fresh)))
+            if jobs:
+                self._commit([run_job(j) for j in jobs], known, result)
+        else:
+            self.on_publish(self.load_snapshot())
+
+    # --- merging ---------------------------------------------------------------------------
+
+    def _maybe_merge(self) -> None:
+        names = self.catalog.segment_names()
+        if len(names) <= 1:
+            return
+        snapshot = self.load_snapshot()
+        segs = list(snapshot.segments)
+        sizes = [s.n_docs for s in segs]
+        biggest = max(range(len(segs)), key=sizes.__getitem__)
+        dead_big = int((~snapshot.alive[biggest]).sum())
+        if dead_big > 0.25 * max(1, sizes[biggest]):
+            picked = list(range(len(segs)))
+        elif len(segs) > MAX_SMALL_SEGMENTS:
+            picked = [i for i in range(len(segs)) if i != biggest]
+        else:
+            return
+        self.merge([segs[i] for i in picked], [snapshot.alive[i] for i in picked])
+
+    def merge_all(self) -> None:
+        with self._sync_lock:
+            snapshot = self.load_snapshot()
+            if len(snapshot.segments) > 1 or snapshot.dead_count():
+                self.merge(list(snapshot.segments), list(snapshot.alive))
+
+    def merge(self, segments, alive) -> None:
+        with self.catalog.write() as db:
+            name = self._new_segment_name(db)
+            merged = merge_segments(name, segments, alive)
+            save_segment(merged, self.segments_dir)
+            old = [s.name for s in segments]
+            gone_ids = np.concatenate([np.asarray(s.doc_ids)[~a] for s, a in zip(segments, alive)]) if segments else np.zeros(0)
+            db.executemany("DELETE FROM segments WHERE name=?", [(n,) for n in old])
+            db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (name, merged.n_docs))
+            db.executemany("DELETE FROM tombstones WHERE doc_id=?", [(int(d),) for d in gone_ids.tolist()])
+            self._bump(db)
+        self.on_publish(self.load_snapshot())
+        for n in old:
+            shutil.rmtree(self.segments_dir / n, ignore_errors=True)
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.changed: set[str] = set()
+        self.removed: set[str] = set()
+        self.new: set[str] = set()
+        self.files_read = 0
+        self.bytes_read = 0
+        self.skipped = 0
+        self.need_links = False
+        self.seconds = 0.0
+
+    def note(self, changed: session_rows.Changes) -> None:
+        self.changed |= changed.changed
+        self.removed |= changed.removed
+        self.new |= changed.new
+
+    def freeze(self) -> UpdateResult:
+        return UpdateResult(
+            changed_sessions=tuple(sorted(self.changed - self.removed)),
+            removed_sessions=tuple(sorted(self.removed)),
+            new_sessions=tuple(sorted(self.new - self.removed)),
+            files_read=self.files_read,
+            bytes_read=self.bytes_read,
+            skipped_lines=self.skipped,
+        )
+
+
+def _replays(row: dict, other: dict, owners_of) -> bool:
+    """Does ``row``'s file start with records copied from ``other``'s file?
+
+    Both files then share records; the copy is the file that holds all of the
+    other's records and more (a continued session replays its predecessor and goes
+    on). A file that is a strict subset of another is the original.
+    """
+    mine = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
+    theirs = np.frombuffer(other["uuid_hashes"], dtype=np.int64) if other["uuid_hashes"] else np.zeros(0, np.int64)
+    if theirs.shape[0] == 0:
+        return False
+    if row["file_id"] not in owners_of(int(theirs[0])):
+        return True  # their first record is not ours: we copied from them, not the reverse
+    if mine.shape[0] != theirs.shape[0]:
+        return mine.shape[0] > theirs.shape[0]
+    return row["path"] > other["path"]
+
+
+def _tombstone(db, select_sql: str, args: tuple) -> None:
+    db.execute(f"INSERT OR IGNORE INTO tombstones(doc_id) {select_sql}", args)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _source_file(row: dict, catalog: Catalog) -> SourceFile | None:
+    full = catalog.files(("path", "agent", "kind", "project_key", "order_key", "session_id"), "WHERE file_id=?", (row["file_id"],))
+    if not full:
+        return None
+    r = full[0]
+    return SourceFile(Path(r["path"]), r["agent"], r["kind"], r["project_key"], session_id=r["session_id"] if r["kind"] == MAIN else None, parent_session_id=r["session_id"] if r["kind"] != MAIN else None, order_key=r["order_key"])
+
+
+def _segment_from_outputs(name: str, parts: list[tuple[JobOutput, int, np.ndarray]], vocab: dict[str, int]):
+    terms, docs, tfs = [], [], []
+    doc_ids, file_ids, ts, len_main, len_tool = [], [], [], [], []
+    base = 0
+    for out, file_id, ids in parts:
+        p = out.postings
+        if p.vocab:
+            gmap = np.fromiter(map(vocab.__getitem__, p.vocab), dtype=np.int64, count=len(p.vocab))
+            local = p.term & (TOOLS_FLAG - 1)
+            is_tool = (p.term & TOOLS_FLAG) != 0
+            terms.append(gmap[local] + np.where(is_tool, TOOL_FIELD, 0))
+            docs.append(p.doc.astype(np.int32) + base)
+            tfs.append(p.tf)
+        doc_ids.append(ids)
+        file_ids.append(np.full(ids.shape[0], file_id, dtype=np.int32))
+        ts.append(np.array([parse_ts(d.timestamp) for d in out.docs], dtype=np.float64))
+        len_main.append(p.len_main)
+        len_tool.append(p.len_tool)
+        base += ids.shape[0]
+    cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)  # noqa: E731
+    return build_from_coo(
+        name, cat(terms, np.int64), cat(docs, np.int32), cat(tfs, np.float32), cat(doc_ids, np.int64),
+        cat(file_ids, np.int32), cat(ts, np.float64), cat(len_main, np.float32), cat(len_tool, np.float32),
+    )

@@ -1,0 +1,197 @@
+"""The normalized model every source adapter produces (SPEC §2).
+
+Adapters turn an agent's own records into :class:`Entry` values, one per message,
+in file order. The :class:`~core.turns.TurnBuilder` numbers them into a session's
+stitched stream and groups them into turns. Everything downstream (catalog, index,
+query API, front ends) only ever sees these types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Roles and types are plain strings so the values print and serialize as-is.
+ROLES = ("user", "assistant", "system", "tool")
+TYPES = ("text", "tool_use", "tool_result", "thinking", "compaction", "summary")
+
+COMPACTION_TEXT = "Context compacted"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One message as an adapter read it, before it is numbered into a session.
+
+    ``starts_turn`` is the adapter's verdict that a person typed this (SPEC §2 turn
+    rules); the turn builder trusts it. ``tool_name``/``tool_input`` are kept for
+    compact rendering of tool calls (``read_turn``'s ``tools_used``).
+    """
+
+    role: str
+    type: str
+    text: str
+    timestamp: str | None = None
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    is_sidechain: bool = False
+    entry_index: int = 0
+    starts_turn: bool = False
+    tool_name: str | None = None
+    tool_input: dict[str, Any] | None = None
+    branch: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message in a session's stitched stream (SPEC §2)."""
+
+    session_id: str
+    agent: str
+    sequence: int
+    role: str
+    type: str
+    text: str
+    timestamp: str | None
+    uuid: str | None
+    parent_uuid: str | None
+    is_sidechain: bool
+    file_index: int
+    entry_index: int
+    turn: int | None
+    tool_name: str | None = None
+    tool_input: dict[str, Any] | None = None
+    branch: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "sequence": self.sequence,
+            "role": self.role,
+            "type": self.type,
+            "text": self.text,
+            "timestamp": self.timestamp,
+            "uuid": self.uuid,
+            "parent_uuid": self.parent_uuid,
+            "is_sidechain": self.is_sidechain,
+            "file_index": self.file_index,
+            "entry_index": self.entry_index,
+            "turn": self.turn,
+            **({"tool_name": self.tool_name} if self.tool_name else {}),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A user–assistant exchange: the prompt, the answer text and the tools used."""
+
+    session_id: str
+    number: int
+    user_text: str
+    assistant_text: str
+    timestamp: str | None
+    tools_used: tuple[dict[str, Any], ...]
+    first_sequence: int
+    last_sequence: int
+    is_sidechain: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileMeta:
+    """What an adapter learned about a session from one file's records."""
+
+    session_id: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    slug: str | None = None
+    title: str | None = None
+    first_prompt: str | None = None
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+    version: str | None = None
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session as the catalog lists it (SPEC §2 Session, §5 list_sessions)."""
+
+    session_id: str
+    agent: str
+    project: str
+    cwd: str | None
+    git_branch: str | None
+    slug: str | None
+    summary: str
+    title: str | None
+    first_timestamp: str | None
+    last_timestamp: str | None
+    turn_count: int
+    message_count: int
+    files: tuple[str, ...]
+    user: str | None = None
+    tags: tuple[str, ...] = ()
+    is_live: bool = False
+    session_number: int | None = None
+    chain_length: int | None = None
+    ref: str | None = None
+    skipped_lines: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "agent": self.agent,
+            "project": self.project,
+            "cwd": self.cwd,
+            "git_branch": self.git_branch,
+            "slug": self.slug,
+            "summary": self.summary,
+            "title": self.title,
+            "first_timestamp": self.first_timestamp,
+            "last_timestamp": self.last_timestamp,
+            "turn_count": self.turn_count,
+            "message_count": self.message_count,
+            "files": list(self.files),
+            "user": self.user,
+            "tags": list(self.tags),
+            "is_live": self.is_live,
+            "session_number": self.session_number,
+            "chain_length": self.chain_length,
+            "ref": self.ref,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One ranked turn (SPEC §5 search_history)."""
+
+    session_id: str
+    slug: str | None
+    session_number: int | None
+    project: str
+    agent: str
+    turn_number: int | None
+    sequence: int
+    score: float
+    snippet: str
+    timestamp: str | None
+    ref: str
+    user: str | None = None
+    is_sidechain: bool = False
+    match_terms: tuple[str, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "slug": self.slug,
+            "session_number": self.session_number,
+            "project": self.project,
+            "agent": self.agent,
+            "turn_number": self.turn_number,
+            "sequence": self.sequence,
+            "score": round(self.score, 4),
+            "snippet": self.snippet,
+            "timestamp": self.timestamp,
+            "ref": self.ref,
+            "user": self.user,
+        }

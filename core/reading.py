@@ -1,0 +1,102 @@
+"""Reading conversations back from their transcript files, with every character.
+
+The index keeps only what ranking and snippets need; reading goes to the source
+files through the same adapters, file by file in the session's order, so a
+session's messages can be streamed without holding the whole session in memory.
+Recently read sessions are kept in a small cache keyed by their files' sizes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from .catalog import Catalog
+from .ingest import uuid_hash
+from .library import FileEntry
+from .model import Message
+from .sources import MAIN, SourceFile, get_source
+from .turns import number_entries
+
+CACHE_SESSIONS = 8
+
+
+class MessageReader:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._cache: OrderedDict[tuple, list[Message]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def iter_file(self, entry: FileEntry) -> Iterator[Message]:
+        """Messages of one file, numbered within its session."""
+        row = self.catalog.files(("project_key", "order_key", "session_id"), "WHERE file_id=?", (entry.file_id,))
+        if not row:
+            return
+        r = row[0]
+        file = SourceFile(
+            Path(entry.path), entry.agent, entry.kind, r["project_key"],
+            session_id=entry.session_id if entry.kind == MAIN else None,
+            parent_session_id=entry.session_id if entry.kind != MAIN else None,
+            order_key=r["order_key"],
+        )
+        try:
+            result = get_source(entry.agent).read(file, full_text=True)
+        except OSError:
+            return  # the file vanished since it was indexed: the next sync drops it
+        entries = result.entries
+        if entry.replay_of:
+            got = self.catalog.db.execute("SELECT uuid_hashes FROM files WHERE file_id=?", (entry.replay_of,)).fetchone()
+            if got and got[0]:
+                excluded = set(np.frombuffer(got[0], dtype=np.int64).tolist())
+                entries = [e for e in entries if not (e.uuid and uuid_hash(e.uuid) in excluded)]
+        main = entry.kind == MAIN
+        for seq, turn, e in number_entries(entries, start_seq=entry.seq_base, start_turn=entry.turn_base - 1 if main else -1):
+            yield Message(
+                session_id=entry.session_id,
+                agent=entry.agent,
+                sequence=seq,
+                role=e.role,
+                type=e.type,
+                text=e.text,
+                timestamp=e.timestamp,
+                uuid=e.uuid,
+                parent_uuid=e.parent_uuid,
+                is_sidechain=e.is_sidechain or not main,
+                file_index=entry.file_index,
+                entry_index=e.entry_index,
+                turn=turn if main and not e.is_sidechain else None,
+                tool_name=e.tool_name,
+                tool_input=e.tool_input,
+                branch=e.branch,
+            )
+
+    def iter_session(self, files: list[FileEntry]) -> Iterator[Message]:
+        for entry in files:
+            yield from self.iter_file(entry)
+
+    def session(self, files: list[FileEntry]) -> list[Message]:
+        """The whole stitched stream, cached while the files stay the same size."""
+        key = tuple((f.path, _size(f.path), f.seq_base, f.turn_base) for f in files)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        messages = list(self.iter_session(files))
+        with self._lock:
+            self._cache[key] = messages
+            while len(self._cache) > CACHE_SESSIONS:
+                self._cache.popitem(last=False)
+        return messages
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1

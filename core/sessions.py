@@ -1,0 +1,112 @@
+"""Session rows, assembled from the rows of the files a session's records came from.
+
+A session is listed only when its main files hold at least one message: a
+summary-only file, an empty parent of a "Warmup" subagent, or a lone subagent file
+is attached data, not a conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .config import Config
+from .sources import MAIN
+
+
+@dataclass(slots=True)
+class Changes:
+    changed: set[str] = field(default_factory=set)
+    removed: set[str] = field(default_factory=set)
+    new: set[str] = field(default_factory=set)
+
+
+_FILE_COLS = ("file_id", "agent", "kind", "project_key", "order_key", "n_messages", "n_turns", "skipped", "meta", "mtime_ns", "summaries")
+
+
+def rebuild(db, session_ids: Iterable[str], config: Config) -> Changes:
+    """Recompute the rows of these sessions from their files."""
+    changes = Changes()
+    for sid in {s for s in session_ids if s}:
+        rows = [dict(zip(_FILE_COLS, r)) for r in db.execute(f"SELECT {', '.join(_FILE_COLS)} FROM files WHERE session_id=?", (sid,))]
+        existed = db.execute("SELECT continues, summary FROM sessions WHERE session_id=?", (sid,)).fetchone()
+        row = _assemble(sid, rows, config)
+        if row is None:
+            if existed:
+                db.execute("DELETE FROM sessions WHERE session_id=?", (sid,))
+                changes.removed.add(sid)
+            continue
+        if existed:
+            # Resolved across files by apply_links; an append does not change them.
+            row["continues"] = existed[0]
+            row["summary"] = existed[1] or row["summary"]
+        cols = ", ".join(row)
+        marks = ", ".join("?" * len(row))
+        db.execute(f"INSERT OR REPLACE INTO sessions({cols}) VALUES({marks})", tuple(row.values()))
+        changes.changed.add(sid)
+        if not existed:
+            changes.new.add(sid)
+    return changes
+
+
+def _assemble(sid: str, rows: list[dict], config: Config) -> dict | None:
+    for r in rows:
+        r["meta_d"] = json.loads(r["meta"] or "{}")
+    mains = sorted((r for r in rows if r["kind"] == MAIN), key=lambda r: (r["meta_d"].get("first_timestamp") or "", r["order_key"]))
+    if not mains or sum(r["n_messages"] for r in mains) == 0:
+        return None
+    others = sorted((r for r in rows if r["kind"] != MAIN), key=lambda r: (r["meta_d"].get("first_timestamp") or "", r["order_key"]))
+    ordered = mains + others
+    metas = [r["meta_d"] for r in ordered]
+    main_metas = [r["meta_d"] for r in mains]
+    firsts = [m.get("first_timestamp") for m in metas if m.get("first_timestamp")]
+    lasts = [m.get("last_timestamp") for m in metas if m.get("last_timestamp")]
+    aliases: list[str] = []
+    for m in metas:
+        for a in m.get("aliases") or ():
+            if a not in aliases and a != sid:
+                aliases.append(a)
+    own_summaries = [text for r in mains for _, text in json.loads(r["summaries"] or "[]")]
+    return {
+        "session_id": sid,
+        "agent": mains[0]["agent"],
+        "project_key": mains[0]["project_key"],
+        "cwd": _first(m.get("cwd") for m in main_metas) or _first(m.get("cwd") for m in metas),
+        "git_branch": _first(m.get("git_branch") for m in reversed(main_metas)),
+        "slug": _first(m.get("slug") for m in reversed(main_metas)),
+        "summary": own_summaries[-1] if own_summaries else None,
+        "title": _first(m.get("title") for m in reversed(main_metas)),
+        "first_prompt": _first(m.get("first_prompt") for m in main_metas),
+        "first_ts": min(firsts) if firsts else None,
+        "last_ts": max(lasts) if lasts else None,
+        "turn_count": sum(r["n_turns"] for r in mains),
+        "message_count": sum(r["n_messages"] for r in ordered),
+        "file_ids": json.dumps([r["file_id"] for r in ordered]),
+        "skipped": sum(r["skipped"] for r in ordered),
+        "continues": None,
+        "aliases": json.dumps(aliases),
+        "user": config.user,
+        "mtime_ns": max(r["mtime_ns"] for r in ordered),
+    }
+
+
+def apply_links(db, links: dict[str, str], summaries: dict[str, list[str]]) -> Changes:
+    """Store continuation links and summaries resolved across files."""
+    changes = Changes()
+    current = {sid: (cont, summ) for sid, cont, summ in db.execute("SELECT session_id, continues, summary FROM sessions")}
+    for sid, (cont, summ) in current.items():
+        new_cont = links.get(sid)
+        texts = summaries.get(sid)
+        new_summ = texts[-1] if texts else None
+        if new_cont != cont or new_summ != summ:
+            db.execute("UPDATE sessions SET continues=?, summary=? WHERE session_id=?", (new_cont, new_summ, sid))
+            changes.changed.add(sid)
+    return changes
+
+
+def _first(values):
+    for v in values:
+        if v:
+            return v
+    return None

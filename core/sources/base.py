@@ -1,0 +1,92 @@
+"""The contract between source adapters (one module per agent) and the indexer.
+
+An adapter knows where its agent keeps transcripts and how to read them into
+:class:`~core.model.Entry` values. It never knows about the catalog or the index:
+the indexer calls :meth:`Source.discover` / :meth:`Source.read` and keeps whatever
+``ReadResult.state`` the adapter hands back for the next incremental read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..config import Config
+from ..model import Entry, FileMeta
+
+# A file's role inside its session.
+MAIN = "main"  # the session's own transcript (listed as a session)
+SUBAGENT = "subagent"  # sidechain transcript attached to a parent session
+AUX = "aux"  # extra file that belongs to a session (e.g. Ash history.jsonl)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A transcript file found on disk, with what its path alone tells."""
+
+    path: Path
+    agent: str
+    kind: str = MAIN
+    project_key: str = ""  # stable id of the project dir (grouping, project names)
+    session_id: str | None = None  # known from the path (None: read the records)
+    parent_session_id: str | None = None  # for subagent files whose dir names it
+    order_key: str = ""  # orders several files of one session (oldest first)
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """What one read of a file produced.
+
+    ``offset`` is the byte position after the last complete record consumed; the
+    next read starts there. ``replace`` says the entries stand for the whole file
+    (a full re-read): earlier entries of this file are dropped. ``state`` is
+    opaque to the indexer and handed back on the next read (msgspec-serializable
+    values only). ``summaries`` are (leaf uuid, text) pairs that may describe
+    another session (Claude's ``summary`` records); ``uuids`` are the record uuids
+    seen, used to link continued sessions.
+    """
+
+    entries: list[Entry]
+    meta: FileMeta
+    offset: int
+    skipped: int = 0
+    replace: bool = True
+    state: dict[str, Any] = field(default_factory=dict)
+    summaries: list[tuple[str, str]] = field(default_factory=list)
+    uuids: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+class Source(Protocol):
+    """One agent's transcripts."""
+
+    agent: str
+
+    def watch_roots(self, config: Config) -> list[Path]:
+        """Directories to watch for changes (may not exist yet)."""
+        ...
+
+    def discover(self, config: Config) -> Iterator[SourceFile]:
+        """Every transcript file of this agent that the config selects."""
+        ...
+
+    def classify(self, path: Path, config: Config) -> SourceFile | None:
+        """The SourceFile for a path a watcher reported, or None if not ours."""
+        ...
+
+    def read(
+        self,
+        file: SourceFile,
+        *,
+        offset: int = 0,
+        state: dict[str, Any] | None = None,
+        full_text: bool = False,
+    ) -> ReadResult:
+        """Read records from ``offset`` on (0 = the whole file).
+
+        ``full_text=False`` (indexing) may bound huge tool outputs; ``True``
+        (reading a conversation) keeps every character.
+        """
+        ...

@@ -1,0 +1,110 @@
+"""A tokenizer for transcripts: prose, code identifiers, paths and versions.
+
+Prose words are lowercased, stopwords dropped and stems taken (Snowball English via
+PyStemmer), so "failing tests" meets "test failed". Compound tokens are kept whole
+*and* split into parts: ``_is_cache_version_compatible`` yields
+``is_cache_version_compatible`` plus ``cache``, ``version``, ``compat``;
+``camelCase`` yields ``camelcase`` plus ``camel``, ``case``; ``path/to/file.py``
+yields the path plus ``path``, ``file``, ``py``. A query for the exact identifier
+then ranks above one that only shares its parts.
+
+Expansion is cached per raw token: transcripts repeat the same words endlessly, so
+nearly every token is a dict hit and tokenizing stays in C loops.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from itertools import chain
+
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+
+# Bump when the output of the tokenizer changes: a cache built with another
+# version is rebuilt (terms would not match).
+TOKENIZER_VERSION = 1
+
+TOKEN_RE = re.compile(r"[A-Za-z0-9_]+(?:[./\-:@#][A-Za-z0-9_]+)*")
+PART_SPLIT_RE = re.compile(r"[./\-:@#_]+")
+CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+MAX_TERM = 48
+
+STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
+    {"i", "me", "my", "you", "your", "we", "our", "us", "im", "ive", "dont", "its", "can", "could", "would", "should", "did", "does", "do", "just", "also", "so", "like", "get", "got", "let", "lets", "was", "were", "been", "being", "have", "has", "had", "am", "is", "are"}
+)
+
+
+class _Expansions(dict):
+    """raw token → tuple of index terms, computed on first sight."""
+
+    __slots__ = ("_stem",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stem = Stemmer.Stemmer("english").stemWord
+
+    def __missing__(self, raw: str) -> tuple[str, ...]:
+        terms = self._expand(raw)
+        self[raw] = terms
+        return terms
+
+    def _word(self, part: str) -> str | None:
+        lowered = part.lower()
+        if lowered in STOPWORDS:
+            return None
+        if len(lowered) < 2:
+            return None
+        if lowered.isdigit():
+            return lowered
+        return self._stem(lowered)
+
+    def _expand(self, raw: str) -> tuple[str, ...]:
+        if len(raw) > MAX_TERM * 2:
+            return ()
+        pieces = [p for p in PART_SPLIT_RE.split(raw) if p]
+        parts: list[str] = []
+        for piece in pieces:
+            parts.extend(CAMEL_RE.findall(piece) or (piece,))
+        if len(parts) <= 1:
+            word = self._word(raw.strip("_"))
+            return (word,) if word else ()
+        terms: list[str] = []
+        whole = raw.strip("_.-:").lower()
+        if len(whole) <= MAX_TERM:
+            terms.append(whole)
+        for part in parts:
+            word = self._word(part)
+            if word:
+                terms.append(word)
+        return tuple(terms)
+
+
+class Tokenizer:
+    """Turns text into index terms; one instance per process (its cache grows)."""
+
+    version = TOKENIZER_VERSION
+
+    def __init__(self) -> None:
+        self._expansions = _Expansions()
+        self._get = self._expansions.__getitem__
+
+    def terms(self, text: str) -> list[str]:
+        return list(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))
+
+    def counts(self, text: str) -> Counter[str]:
+        return Counter(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))
+
+    def query_terms(self, query: str) -> list[str]:
+        """Unique terms of a query, in order."""
+        return list(dict.fromkeys(self.terms(query)))
+
+
+_default: Tokenizer | None = None
+
+
+def default_tokenizer() -> Tokenizer:
+    global _default
+    if _default is None:
+        _default = Tokenizer()
+    return _default

@@ -1,0 +1,218 @@
+"""Group a file's entries into turns (SPEC §2), for reading and for the index.
+
+A turn starts at an entry the adapter marked ``starts_turn`` (a prompt a person
+typed) and collects what follows until the next one. Entries before the first
+prompt belong to no turn. The same numbering serves both uses:
+
+* :class:`DocBuilder` keeps, per turn, the text the index ranks: prompt and answer
+  text plus tool names (``main``) and a bounded slice of tool inputs and outputs
+  (``tools``). It carries its open turn across incremental reads, so an appended
+  line that continues the last turn re-emits that turn's document.
+* :func:`build_turns` makes :class:`~core.model.Turn` values from full messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Entry, Message, Turn
+
+TOOL_INPUT_CHARS = 300  # of each tool call's input, in the tools field
+TOOL_OUTPUT_HEAD = 600  # of each tool output, start …
+TOOL_OUTPUT_TAIL = 300  # … and end (errors and summaries sit there)
+TOOLS_FIELD_CAP = 12_000  # per turn, so one tool-heavy turn cannot dominate
+MAIN_FIELD_CAP = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDoc:
+    """What the index stores for one turn of one file."""
+
+    turn: int  # local to the file
+    first_seq: int
+    last_seq: int
+    timestamp: str | None
+    main: str
+    tools: str
+    body: str  # prompt + answer text, for snippets
+    is_sidechain: bool
+
+
+def compact_tool(name: str, tool_input: dict[str, Any] | None) -> dict[str, Any]:
+    """A tool call as ``read_turn`` lists it (SPEC §5)."""
+    data = tool_input or {}
+    file = data.get("file_path") or data.get("notebook_path") or data.get("path")
+    lowered = name.lower()
+    if name in ("Read", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead"):
+        return {"tool": name, "file": file}
+    if name == "Write":
+        content = data.get("content")
+        return {"tool": name, "file": file, "chars": len(content) if isinstance(content, str) else 0}
+    if name == "Bash" or lowered in ("shell", "exec_command", "run_shell_command", "bash"):
+        command = data.get("command") or data.get("cmd")
+        if isinstance(command, list):
+            command = " ".join(str(part) for part in command)
+        return {"tool": name, "command": str(command or "")[:200]}
+    if name in ("Grep", "Glob") or lowered in ("grep", "glob", "search_file_content"):
+        return {"tool": name, "pattern": data.get("pattern")}
+    if name in ("Task", "Agent"):
+        return {
+            "tool": name,
+            "type": data.get("subagent_type"),
+            "description": data.get("description"),
+        }
+    return {"tool": name}
+
+
+def _tool_input_text(tool_input: dict[str, Any] | None) -> str:
+    if not tool_input:
+        return ""
+    parts = []
+    for value in tool_input.values():
+        if isinstance(value, str):
+            parts.append(value[:TOOL_INPUT_CHARS])
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            parts.append(str(value))
+        elif isinstance(value, list):
+            parts.extend(str(v)[:80] for v in value[:8] if isinstance(v, (str, int, float)))
+    return " ".join(parts)[:TOOL_INPUT_CHARS]
+
+
+def _bounded_output(text: str) -> str:
+    if len(text) <= TOOL_OUTPUT_HEAD + TOOL_OUTPUT_TAIL:
+        return text
+    return f"{text[:TOOL_OUTPUT_HEAD]} … {text[-TOOL_OUTPUT_TAIL:]}"
+
+
+def number_entries(
+    entries: Iterable[Entry], *, start_seq: int = 0, start_turn: int = -1
+) -> Iterator[tuple[int, int | None, Entry]]:
+    """``(sequence, turn, entry)`` with turns counted from ``start_turn + 1``."""
+    turn = start_turn
+    for offset, entry in enumerate(entries):
+        if entry.starts_turn:
+            turn += 1
+        yield start_seq + offset, (turn if turn >= 0 else None), entry
+
+
+class DocBuilder:
+    """Accumulates per-turn index text; resumable from :meth:`state`."""
+
+    def __init__(self, state: dict[str, Any] | None = None) -> None:
+        state = state or {}
+        self.next_seq: int = state.get("next_seq", 0)
+        self.turn: int = state.get("turn", -1)
+        self.open: dict[str, Any] | None = state.get("open")
+        self.touched: list[dict[str, Any]] = []
+
+    def state(self) -> dict[str, Any]:
+        return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open}
+
+    def feed(self, entries: Iterable[Entry]) -> list[TurnDoc]:
+        """Add entries; return docs of every turn they touched (the open one last)."""
+        closed: list[dict[str, Any]] = []
+        if self.open is not None:
+            self.open["touched"] = False
+        for seq, turn, entry in number_entries(
+            entries, start_seq=self.next_seq, start_turn=self.turn
+        ):
+            self.next_seq = seq + 1
+            if turn is None:
+                continue
+            if turn != self.turn or self.open is None:
+                if self.open is not None and self.open.get("touched", True):
+                    closed.append(self.open)
+                elif self.open is not None and self.open.get("touched") is False:
+                    pass  # unchanged since the last read: already indexed
+                self.turn = turn
+                self.open = {
+                    "turn": turn,
+                    "first": seq,
+                    "last": seq,
+                    "ts": entry.timestamp,
+                    "user": [],
+                    "assistant": [],
+                    "names": [],
+                    "tools": [],
+                    "tools_len": 0,
+                    "side": entry.is_sidechain,
+                    "touched": True,
+                }
+            self._add(self.open, seq, entry)
+        docs = [self._doc(acc) for acc in closed]
+        if self.open is not None and self.open.get("touched"):
+            docs.append(self._doc(self.open))
+        return docs
+
+    @staticmethod
+    def _add(acc: dict[str, Any], seq: int, entry: Entry) -> None:
+        acc["last"] = seq
+        acc["touched"] = True
+        if acc["ts"] is None:
+            acc["ts"] = entry.timestamp
+        kind = entry.type
+        if kind == "text":
+            (acc["user"] if entry.role == "user" else acc["assistant"]).append(entry.text)
+        elif kind == "tool_use":
+            name = entry.tool_name or "tool"
+            acc["names"].append(name)
+            DocBuilder._add_tool_text(acc, _tool_input_text(entry.tool_input))
+        elif kind == "tool_result":
+            DocBuilder._add_tool_text(acc, _bounded_output(entry.text))
+
+    @staticmethod
+    def _add_tool_text(acc: dict[str, Any], text: str) -> None:
+        room = TOOLS_FIELD_CAP - acc["tools_len"]
+        if room <= 0 or not text:
+            return
+        text = text[:room]
+        acc["tools"].append(text)
+        acc["tools_len"] += len(text) + 1
+
+    @staticmethod
+    def _doc(acc: dict[str, Any]) -> TurnDoc:
+        user = "\n".join(acc["user"])
+        assistant = "\n".join(acc["assistant"])
+        body = f"{user}\n{assistant}".strip()
+        names = " ".join(dict.fromkeys(acc["names"]))
+        return TurnDoc(
+            turn=acc["turn"],
+            first_seq=acc["first"],
+            last_seq=acc["last"],
+            timestamp=acc["ts"],
+            main=f"{body}\n{names}"[:MAIN_FIELD_CAP],
+            tools="\n".join(acc["tools"]),
+            body=body[:MAIN_FIELD_CAP],
+            is_sidechain=bool(acc["side"]),
+        )
+
+
+def build_turns(messages: Iterable[Message]) -> list[Turn]:
+    """Turns of a session from its (main-stream) messages, for ``read_turn``."""
+    grouped: dict[int, list[Message]] = {}
+    for message in messages:
+        if message.turn is not None and not message.is_sidechain:
+            grouped.setdefault(message.turn, []).append(message)
+    turns = []
+    for number in sorted(grouped):
+        group = grouped[number]
+        user = [m.text for m in group if m.role == "user" and m.type == "text"]
+        assistant = [m.text for m in group if m.role == "assistant" and m.type == "text"]
+        tools = tuple(
+            compact_tool(m.tool_name or "tool", m.tool_input) for m in group if m.type == "tool_use"
+        )
+        turns.append(
+            Turn(
+                session_id=group[0].session_id,
+                number=number,
+                user_text="\n\n".join(user),
+                assistant_text="\n\n".join(assistant),
+                timestamp=group[0].timestamp,
+                tools_used=tools,
+                first_sequence=group[0].sequence,
+                last_sequence=group[-1].sequence,
+            )
+        )
+    return turns

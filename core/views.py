@@ -1,0 +1,154 @@
+"""Result shapes of the query API that are not domain objects of their own.
+
+Each has ``to_dict()`` giving exactly the JSON shape of the matching MCP tool
+(SPEC §5), which the CLI's ``--json``, the HTTP API and the MCP server all print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Message, SessionInfo, Turn
+
+
+def turn_to_dict(turn: Turn) -> dict[str, Any]:
+    """A turn in ``read_turn`` format."""
+    return {
+        "session_id": turn.session_id,
+        "turn_number": turn.number,
+        "user_text": turn.user_text,
+        "assistant_text": turn.assistant_text,
+        "timestamp": turn.timestamp,
+        "tools_used": [dict(t) for t in turn.tools_used],
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """``get_conversation``: the selected sessions' metadata and their turns."""
+
+    sessions: tuple[SessionInfo, ...]
+    turns: tuple[Turn, ...]
+    total_turns: int
+    ref: str
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.sessions[0] if self.sessions else None
+        return {
+            "session_id": first.session_id if first else None,
+            "slug": first.slug if first else None,
+            "project": first.project if first else None,
+            "agent": first.agent if first else None,
+            "ref": self.ref,
+            "sessions": [s.to_dict() for s in self.sessions],
+            "total_turns": self.total_turns,
+            "turns": [turn_to_dict(t) for t in self.turns],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MessageContext:
+    """``get_message_context``: a message with its neighbours."""
+
+    previous: tuple[Message, ...]
+    current: Message
+    following: tuple[Message, ...]
+    has_more_before: bool
+    has_more_after: bool
+    first_sequence: int
+    last_sequence: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "previous": [m.to_dict() for m in self.previous],
+            "current": self.current.to_dict(),
+            "following": [m.to_dict() for m in self.following],
+            "has_more_before": self.has_more_before,
+            "has_more_after": self.has_more_after,
+            "first_sequence": self.first_sequence,
+            "last_sequence": self.last_sequence,
+        }
+
+
+def session_message_dict(message: Message) -> dict[str, Any]:
+    """A message as ``get_session_messages`` and the HTTP messages API give it."""
+    return {
+        "role": message.role,
+        "type": message.type,
+        "text": message.text,
+        "timestamp": message.timestamp,
+        "entry_index": message.entry_index,
+        "file_index": message.file_index,
+        "sequence": message.sequence,
+        **({"tool_name": message.tool_name} if message.tool_name else {}),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A reference resolved to sessions (and maybe a turn) — SPEC §4."""
+
+    ref: str
+    sessions: tuple[SessionInfo, ...]  # chain order
+    chain: tuple[SessionInfo, ...]  # the whole chain the sessions belong to
+    turn: int | None = None
+    single: bool = False  # the reference named one session by id
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    files: int
+    sessions: int
+    turns: int
+    documents: int
+    segments: int
+    transcript_bytes: int
+    index_bytes: int
+    skipped_lines: int
+    files_with_skips: tuple[tuple[str, int], ...]
+    errors: tuple[tuple[str, str], ...]
+    agents: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "sessions": self.sessions,
+            "turns": self.turns,
+            "documents": self.documents,
+            "segments": self.segments,
+            "transcript_bytes": self.transcript_bytes,
+            "index_bytes": self.index_bytes,
+            "skipped_lines": self.skipped_lines,
+            "files_with_skips": [{"path": p, "skipped": n} for p, n in self.files_with_skips],
+            "errors": [{"path": p, "error": e} for p, e in self.errors],
+            "agents": self.agents,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Indexing progress, for a progress bar (CLI) or indicator (app)."""
+
+    done_files: int
+    total_files: int
+    done_bytes: int
+    total_bytes: int
+    phase: str = "indexing"
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateResult:
+    """What one sync with the disk changed."""
+
+    changed_sessions: tuple[str, ...] = ()
+    removed_sessions: tuple[str, ...] = ()
+    new_sessions: tuple[str, ...] = ()
+    files_read: int = 0
+    bytes_read: int = 0
+    skipped_lines: int = 0
+    rebuilt: str | None = None  # a one-line reason when the cache was rebuilt
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changed_sessions or self.removed_sessions)
