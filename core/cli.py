@@ -1,0 +1,325 @@
+"""``relay-search``: the scripting CLI, and the entry point of every front end.
+
+``relay-search`` alone opens the terminal app; ``search``/``list``/``show``/``index``
+print for people or, with ``--json``, exactly the MCP tools' shapes; ``mcp`` and
+``serve`` run the servers. Exit 0 on success, 1 with one line on stderr for
+anything the user can fix — never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .config import Config
+from .errors import BadInput, RelayError
+from .views import Progress, turn_to_dict
+
+
+class _Parser(argparse.ArgumentParser):
+    """Wrong arguments: one line on stderr and exit 1, like every other bad input."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(1, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    common.add_argument("--pattern", metavar="GLOB", help="only project dirs matching GLOB (default *)")
+    common.add_argument("--root", metavar="DIR", help="Claude projects dir (default ~/.claude/projects)")
+    common.add_argument("--store", metavar="URL", default=None, help="postgresql://… team store (default: embedded; env RELAY_SEARCH_STORE)")
+
+    parser = _Parser(
+        prog="relay-search",
+        description="Find, read and hand over past AI coding-agent conversations.",
+        parents=[common],
+    )
+    parser.add_argument("--demo", action="store_true", help="build a demo corpus and open the app on it")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("search", parents=[common], help="search turns")
+    p.add_argument("query")
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--project")
+    p.add_argument("--agent")
+    p.add_argument("--slug")
+    p.add_argument("--session", metavar="REF", help="only this session or chain")
+    p.add_argument("--user")
+    p.add_argument("--from", dest="date_from", metavar="DATE")
+    p.add_argument("--to", dest="date_to", metavar="DATE")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("list", parents=[common], help="list sessions (newest first; a chain oldest first)")
+    p.add_argument("--slug")
+    p.add_argument("--project")
+    p.add_argument("--agent")
+    p.add_argument("--user")
+    p.add_argument("--tag", action="append", dest="tags")
+    p.add_argument("--from", dest="date_from", metavar="DATE")
+    p.add_argument("--to", dest="date_to", metavar="DATE")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("show", parents=[common], help="print a conversation, sessions of a chain, or one turn")
+    p.add_argument("ref", help="slug, slug#4-5, slug#4:12, session id (or prefix ≥ 8), id:12")
+    p.add_argument("--session", metavar="RANGE", help="sessions of the chain, e.g. 4-5")
+    p.add_argument("--roles", help="comma list: user,assistant")
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("index", parents=[common], help="update the index; --stats to describe it")
+    p.add_argument("--stats", action="store_true")
+    p.add_argument("--rebuild", action="store_true")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("tag", parents=[common], help="set a session's tags (none: clear)")
+    p.add_argument("ref")
+    p.add_argument("tags", nargs="*")
+
+    p = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio (for Claude Code)")
+
+    p = sub.add_parser("serve", parents=[common], help="HTTP API and MCP over streamable HTTP")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token", default=None, help="bearer token (required off loopback)")
+
+    p = sub.add_parser("sync", parents=[common], help="push parsed sessions to a team PostgreSQL store")
+    p.add_argument("--to", dest="target", required=False, metavar="URL")
+    p.add_argument("--user", default=None)
+    p.add_argument("--watch", action="store_true")
+    return parser
+
+
+def config_from_args(args: argparse.Namespace, env=None) -> Config:
+    return Config.from_env(env, root=args.root, pattern=args.pattern)
+
+
+def _progress_printer() -> callable | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(p: Progress) -> None:
+        if not p.total_bytes:
+            return
+        done = p.done_bytes / p.total_bytes
+        bar = "█" * int(done * 30)
+        sys.stderr.write(f"\rindexing {bar:<30} {done:4.0%}  {p.done_files}/{p.total_files} files")
+        if p.done_files >= p.total_files:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def open_archive(args: argparse.Namespace, *, sync: bool = True):
+    from .api import Archive
+
+    config = config_from_args(args)
+    archive = Archive.open(config, progress=_progress_printer(), sync=False)
+    if archive.rebuilt:
+        print(archive.rebuilt, file=sys.stderr)
+    if sync:
+        result = archive.sync(progress=_progress_printer())
+        if result.skipped_lines:
+            print(f"relay-search: skipped {result.skipped_lines} unreadable line(s); see `relay-search index --stats`", file=sys.stderr)
+    return archive
+
+
+def _print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+def cmd_search(args) -> int:
+    with open_archive(args) as archive:
+        hits = archive.search(
+            args.query, limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
+            agent=args.agent, user=args.user, date_from=args.date_from, date_to=args.date_to,
+        )
+        if args.json:
+            _print_json({"results": [h.to_dict() for h in hits]})
+            return 0
+        if not hits:
+            print(f"No matches for {args.query!r}.", file=sys.stderr)
+            return 1
+        for h in hits:
+            when = (h.timestamp or "")[:16].replace("T", " ")
+            print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}")
+            print(f"    {h.snippet}")
+        return 0
+
+
+def cmd_list(args) -> int:
+    with open_archive(args) as archive:
+        sessions = archive.list_sessions(
+            project=args.project, slug=args.slug, agent=args.agent, user=args.user, date_from=args.date_from,
+            date_to=args.date_to, tags=args.tags, limit=args.limit, offset=args.offset,
+        )
+        if args.json:
+            _print_json({"sessions": [s.to_dict() for s in sessions]})
+            return 0
+        if not sessions:
+            print("No sessions found.", file=sys.stderr)
+            return 1
+        for s in sessions:
+            live = " ●live" if s.is_live else ""
+            when = (s.last_timestamp or "")[:16].replace("T", " ")
+            print(f"{s.ref:<40} {s.agent:<7} {s.project[:24]:<24} {s.turn_count:>4} turns  {when}{live}")
+            print(f"    {s.summary[:100]}")
+        return 0
+
+
+def cmd_show(args) -> int:
+    from .refs import parse_reference
+
+    with open_archive(args) as archive:
+        parsed = parse_reference(args.ref)
+        if parsed.turn is not None:
+            turn = archive.read_turn(args.ref)
+            if args.json:
+                _print_json(turn_to_dict(turn))
+            else:
+                print(_turn_text(turn))
+            return 0
+        roles = [r.strip() for r in args.roles.split(",")] if args.roles else None
+        conv = archive.get_conversation(args.ref, session=args.session, roles=roles, offset=args.offset, limit=args.limit)
+        if args.json:
+            _print_json(conv.to_dict())
+            return 0
+        print(archive.reference_block(conv.ref))
+        current = None
+        for turn in conv.turns:
+            if turn.session_id != current:
+                current = turn.session_id
+                info = next(s for s in conv.sessions if s.session_id == current)
+                print(f"\n══ session {info.session_number or 1}: {info.session_id} ({info.turn_count} turns) ══")
+            print(_turn_text(turn))
+        return 0
+
+
+def _turn_text(turn) -> str:
+    lines = [f"\n── turn {turn.number} · {turn.timestamp or ''}", f"USER: {turn.user_text}"]
+    if turn.tools_used:
+        lines.append("TOOLS: " + "; ".join(" ".join(str(v) for v in t.values() if v not in (None, "")) for t in turn.tools_used))
+    lines.append(f"ASSISTANT: {turn.assistant_text}")
+    return "\n".join(lines)
+
+
+def cmd_index(args) -> int:
+    from .api import Archive
+
+    config = config_from_args(args)
+    with Archive.open(config, sync=False) as archive:
+        if archive.rebuilt:
+            print(archive.rebuilt, file=sys.stderr)
+        if args.rebuild:
+            result = archive.rebuild(progress=_progress_printer())
+        else:
+            result = archive.sync(progress=_progress_printer())
+        if args.stats or args.json:
+            stats = archive.stats()
+            if args.json:
+                _print_json(stats.to_dict())
+                return 0
+            print(f"{stats.sessions} sessions, {stats.turns} turns in {stats.files} files ({stats.transcript_bytes / 1e6:.1f} MB of transcripts)")
+            print(f"index: {stats.documents} documents in {stats.segments} segment(s), {stats.index_bytes / 1e6:.1f} MB at {config.cache_path}")
+            print("agents: " + (", ".join(f"{k} {v}" for k, v in sorted(stats.agents.items())) or "none"))
+            print(f"skipped lines: {stats.skipped_lines}")
+            for path, n in stats.files_with_skips[:20]:
+                print(f"    {n:>5}  {path}")
+            for path, err in stats.errors[:20]:
+                print(f"    error  {path}: {err}")
+        else:
+            print(f"indexed {result.files_read} file(s), {result.bytes_read / 1e6:.1f} MB; {len(result.changed_sessions)} session(s) changed")
+        return 0
+
+
+def cmd_tag(args) -> int:
+    with open_archive(args) as archive:
+        archive.set_tags(args.ref, args.tags)
+        print(f"{args.ref}: {', '.join(args.tags) or 'no tags'}")
+        return 0
+
+
+def cmd_mcp(args) -> int:
+    from .serve_cli import run_mcp_stdio
+
+    with open_archive(args) as archive:
+        run_mcp_stdio(archive)
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from .serve_cli import run_http
+
+    with open_archive(args) as archive:
+        run_http(archive, args.host, args.port, args.token)
+    return 0
+
+
+def cmd_sync(args) -> int:
+    try:
+        from .team.sync import run_sync
+    except ImportError:
+        raise BadInput("team sync is not available in this build") from None
+    return run_sync(args, config_from_args(args))
+
+
+def cmd_app(args) -> int:
+    config = config_from_args(args)
+    if args.demo:
+        from .demo import write_demo_corpus
+
+        home = config.cache_path.parent / "relay-search-demo"  # never the user's own ~/.claude
+        write_demo_corpus(home)
+        config = Config.from_env({**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
+    try:
+        from tui.app import make_app
+    except ImportError:
+        return _print_overview(config)
+    make_app(config=config).run()
+    return 0
+
+
+def _print_overview(config: Config) -> int:
+    from .api import Archive
+
+    with Archive.open(config) as archive:
+        for s in archive.list_sessions(limit=20):
+            print(f"{s.ref:<40} {s.project:<20} {s.turn_count:>4} turns  {s.summary[:60]}")
+    return 0
+
+
+COMMANDS = {
+    "search": cmd_search, "list": cmd_list, "show": cmd_show, "index": cmd_index, "tag": cmd_tag,
+    "mcp": cmd_mcp, "serve": cmd_serve, "sync": cmd_sync,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        handler = COMMANDS.get(args.command, cmd_app)
+        return handler(args)
+    except RelayError as exc:
+        print(f"relay-search: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # last resort: one line, never a traceback
+        print(f"relay-search: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if os.environ.get("RELAY_SEARCH_DEBUG"):
+            raise
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
