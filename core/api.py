@@ -27,7 +27,7 @@ from .sources import all_sources
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
 from .timeutil import parse_ts, parse_user_time
-from .tokenize import default_tokenizer
+from .tokenize import default_tokenizer, term_id
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, Progress, Resolved, UpdateResult
 from .watch import Watcher
@@ -210,9 +210,7 @@ class Archive:
         terms = default_tokenizer().query_terms(query or "")
         if not terms or snapshot is None:
             return []
-        ids = self.catalog.term_ids(terms)
-        if not ids:
-            return []
+        ids = [term_id(t) for t in terms]
         allowed = None
         if project or slug or session_id or agent or user:
             sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user)
@@ -226,7 +224,7 @@ class Archive:
                 return []
         ts_from = parse_user_time(date_from, name="date_from")
         ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
-        raw = snapshot.search(list(ids.values()), limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        raw = snapshot.search(ids, limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
         return self._hits(lib, raw, terms, limit)
 
     def _hits(self, lib: Library, raw, terms: list[str], limit: int) -> list[SearchHit]:

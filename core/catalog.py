@@ -1,4 +1,4 @@
-"""The SQLite catalog: files read so far, sessions, turn documents, vocabulary.
+"""The SQLite catalog: files read so far, sessions, turn documents, segments.
 
 One writer process at a time (a lock file held by :class:`~core.store.CacheLock`);
 readers in other processes see committed state only (WAL mode). The catalog and
@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,7 +75,6 @@ CREATE TABLE IF NOT EXISTS docs(
 );
 CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, turn);
 CREATE TABLE IF NOT EXISTS tombstones(doc_id INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS terms(term TEXT PRIMARY KEY, id INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NULL);
 """
 
@@ -199,12 +198,6 @@ class Catalog:
     def sessions(self, where: str = "", args: Iterable[Any] = ()) -> list[dict[str, Any]]:
         sql = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions {where}"
         return [dict(zip(SESSION_COLUMNS, row)) for row in self.db.execute(sql, tuple(args))]
-
-    def term_ids(self, terms: Sequence[str]) -> dict[str, int]:
-        if not terms:
-            return {}
-        marks = ",".join("?" * len(terms))
-        return dict(self.db.execute(f"SELECT term, id FROM terms WHERE term IN ({marks})", tuple(terms)))
 
     def docs(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         if not doc_ids:

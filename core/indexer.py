@@ -27,15 +27,14 @@ from . import sessions as session_rows
 from .catalog import Catalog
 from .config import Config
 from .index.bm25 import Snapshot
-from .index.postings import TOOLS_FLAG
-from .index.segment import TOOL_FIELD, build_from_coo, load_segment, merge_segments, save_segment
-from .ingest import Job, JobOutput, run_job, run_jobs, uuid_hash
+from .index.segment import load_segment, merge_segments, save_segment
+from .ingest import ChunkOutput, Job, JobOutput, run_chunk, segment_name, uuid_hash
 from .sources import MAIN, SourceFile, all_sources
-from .timeutil import parse_ts
 from .views import Progress, UpdateResult
 
-PARALLEL_MIN_BYTES = 64 << 20  # below this a pool costs more than it saves
-BATCH_BYTES = 96 << 20  # a cold index publishes results every ~this many bytes
+PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
+CHUNK_BYTES = 48 << 20  # one worker task (and one segment) during a cold index
+INLINE_CHUNK_BYTES = 64 << 20  # inline, results are published every ~this many bytes
 MAX_SMALL_SEGMENTS = 8
 BODY_CHARS = 8000
 
@@ -50,7 +49,6 @@ class Indexer:
         self.segments_dir = segments_dir
         self.on_publish = on_publish
         self._sync_lock = threading.RLock()
-        self._vocab: dict[str, int] | None = None
         self._segments: dict[str, Any] = {}
 
     # --- snapshots -------------------------------------------------------------------
@@ -124,23 +122,31 @@ class Indexer:
             if rescan:
                 return self._plan(known, None)
         jobs = []
+        next_file = self._next_file_id()
         for key, file in found.items():
             row = known.get(key)
-            job = self._job_for(file, row)
+            job = self._job_for(file, row, next_file)
             if job is not None:
                 jobs.append(job)
+                if row is None:
+                    next_file += 1
         return jobs, gone
 
-    def _job_for(self, file: SourceFile, row: dict | None) -> Job | None:
+    def _next_file_id(self) -> int:
+        got = self.catalog.db.execute("SELECT max(file_id) FROM files").fetchone()[0]
+        return (got or 0) + 1
+
+    def _job_for(self, file: SourceFile, row: dict | None, new_file_id: int) -> Job | None:
         try:
             stat = file.path.stat()
         except OSError:
             return None
         if row is None:
-            return Job(file)
+            return Job(file, new_file_id)
+        file_id = row["file_id"]
         exclude = self._exclusion(row)
         if stat.st_ino != row["inode"] or stat.st_size < row["offset"]:
-            return Job(file, exclude=exclude)  # rewritten or replaced: read whole again
+            return Job(file, file_id, exclude=exclude)  # rewritten or replaced: read whole again
         if stat.st_size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
             return None
         if stat.st_size == row["offset"] and row["offset"] == row["size"] and stat.st_mtime_ns != row["mtime_ns"]:
@@ -148,7 +154,7 @@ class Indexer:
             if file.agent == "claude" or file.agent == "codex":
                 return None
         state = _decode_state(row["state"]) if row["state"] else {}
-        return Job(file, offset=row["offset"], state=state, exclude=exclude)
+        return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude)
 
     def _exclusion(self, row: dict) -> np.ndarray | None:
         if not row.get("replay_of"):
@@ -160,77 +166,47 @@ class Indexer:
         done_files = done_bytes = 0
         total_files = len(jobs)
 
-        def report(outputs: list[JobOutput]) -> None:
+        def report(chunk: ChunkOutput) -> None:
             nonlocal done_files, done_bytes
-            self._commit(outputs, known, result)
-            done_files += len(outputs)
-            done_bytes += sum(max(0, o.offset) for o in outputs)
+            self._commit(chunk, known, result)
+            done_files += len(chunk.outputs)
+            done_bytes += sum(max(0, o.offset) for o in chunk.outputs)
             if progress:
                 progress(Progress(done_files, total_files, min(done_bytes, total_bytes), total_bytes))
 
         if progress:
             progress(Progress(0, total_files, 0, total_bytes))
-        if total_bytes < PARALLEL_MIN_BYTES or (os.cpu_count() or 1) < 2:
-            batch: list[JobOutput] = []
-            size = 0
-            for job in jobs:
-                out = run_job(job)
-                batch.append(out)
-                size += out.size - job.offset
-                if size >= BATCH_BYTES:
-                    report(batch)
-                    batch, size = [], 0
-            if batch:
-                report(batch)
+        parallel = total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) >= 2
+        chunks = _chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES)
+        first_chunk = self._reserve_chunks(len(chunks))
+        if not parallel:
+            for n, chunk in enumerate(chunks):
+                report(run_chunk(first_chunk + n, chunk, str(self.segments_dir)))
             return
-        self._run_parallel(jobs, report)
-
-    def _run_parallel(self, jobs: list[Job], report) -> None:
-        # Chunks of ~8 MB keep both workers busy; results are committed in batches.
-        chunks: list[list[Job]] = []
-        current: list[Job] = []
-        size = 0
-        for job in sorted(jobs, key=lambda j: str(j.file.path)):
-            current.append(job)
-            size += _size(job.file.path) - job.offset
-            if size >= 8 << 20:
-                chunks.append(current)
-                current, size = [], 0
-        if current:
-            chunks.append(current)
-        workers = min(os.cpu_count() or 2, 8)
         import multiprocessing
 
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(["core.ingest"])
-        pending: list[JobOutput] = []
-        pending_bytes = 0
+        workers = min(os.cpu_count() or 2, 8, len(chunks))
+        ids = [first_chunk + n for n in range(len(chunks))]
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-            for outputs in pool.map(run_jobs, chunks):
-                pending.extend(outputs)
-                pending_bytes += sum(o.size for o in outputs)
-                if pending_bytes >= BATCH_BYTES:
-                    report(pending)
-                    pending, pending_bytes = [], 0
-        if pending:
-            report(pending)
+            for chunk in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
+                report(chunk)
+
+    def _reserve_chunks(self, n: int) -> int:
+        """Chunk ids name segments and seed doc ids; reserved before workers start."""
+        with self.catalog.write() as db:
+            first = int(self.catalog.get_meta("segment_counter", "0") or 0) + 1
+            Catalog.set_meta(db, "segment_counter", str(first + n - 1))
+        return first
 
     # --- committing ---------------------------------------------------------------------
 
-    def _vocabulary(self) -> dict[str, int]:
-        if self._vocab is None:
-            self._vocab = dict(self.catalog.db.execute("SELECT term, id FROM terms"))
-        return self._vocab
-
-    def _commit(self, outputs: list[JobOutput], known: dict[str, dict], result: _Tally) -> None:
-        vocab = self._vocabulary()
-        new_terms: list[tuple[str, int]] = []
+    def _commit(self, chunk: ChunkOutput, known: dict[str, dict], result: _Tally) -> None:
+        """Record a chunk's files, documents and segment in one transaction."""
         affected: set[str] = set()
-        seg_parts: list[tuple[JobOutput, int, np.ndarray]] = []  # output, file_id, doc ids
         with self.catalog.write() as db:
-            next_doc = (db.execute("SELECT max(doc_id) FROM docs").fetchone()[0] or 0) + 1
-            next_doc = max(next_doc, int(self.catalog.get_meta("next_doc", "1") or 1))
-            for out in outputs:
+            for out in chunk.outputs:
                 key = str(out.file.path)
                 row = known.get(key)
                 if out.missing:
@@ -252,38 +228,22 @@ class Indexer:
                     marks = ",".join("?" * len(turns))
                     _tombstone(db, f"SELECT doc_id FROM docs WHERE file_id=? AND turn IN ({marks})", (file_id, *turns))
                     db.execute(f"DELETE FROM docs WHERE file_id=? AND turn IN ({marks})", (file_id, *turns))
-                ids = np.arange(next_doc, next_doc + len(out.docs), dtype=np.int64)
-                next_doc += len(out.docs)
-                db.executemany(
-                    "INSERT INTO docs(doc_id, file_id, turn, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?)",
-                    [
-                        (int(doc_id), file_id, d.turn, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
-                        for doc_id, d in zip(ids, out.docs)
-                    ],
-                )
                 if out.docs:
-                    seg_parts.append((out, file_id, ids))
-                for term in out.postings.vocab:
-                    if term not in vocab:
-                        vocab[term] = len(vocab) + 1
-                        new_terms.append((term, vocab[term]))
+                    db.executemany(
+                        "INSERT INTO docs(doc_id, file_id, turn, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?)",
+                        [
+                            (doc_id, file_id, d.turn, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
+                            for doc_id, d in zip(out.doc_ids.tolist(), out.docs)
+                        ],
+                    )
                 result.files_read += 1
-                result.bytes_read += max(0, out.offset - (row or {}).get("offset", 0) if not out.replace else out.offset)
+                result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
                 result.skipped += out.skipped
-                if out.replace and (out.summaries or out.file.kind == MAIN):
+                if out.summaries or (out.replace and out.file.kind == MAIN):
                     result.need_links = True
-                elif out.summaries:
-                    result.need_links = True
-            if new_terms:
-                db.executemany("INSERT INTO terms(term, id) VALUES(?, ?)", new_terms)
-            Catalog.set_meta(db, "next_doc", str(next_doc))
-            if seg_parts:
-                name = self._new_segment_name(db)
-                segment = _segment_from_outputs(name, seg_parts, vocab)
-                save_segment(segment, self.segments_dir)
-                db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (name, segment.n_docs))
-            changed = session_rows.rebuild(db, affected, self.config)
-            result.note(changed)
+            if chunk.segment:
+                db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (chunk.segment, chunk.n_docs))
+            result.note(session_rows.rebuild(db, affected, self.config))
             self._bump(db)
         self.on_publish(self.load_snapshot())
 
@@ -307,10 +267,11 @@ class Indexer:
             n_turns=out.n_turns, meta=meta_json, state=state, summaries=summaries, uuid_hashes=hashes,
         )
         if row is None:
+            values = {"file_id": out.file_id, **values}
             cols = ", ".join(values)
             marks = ", ".join("?" * len(values))
-            cur = db.execute(f"INSERT INTO files({cols}) VALUES({marks})", tuple(values.values()))
-            return int(cur.lastrowid)
+            db.execute(f"INSERT INTO files({cols}) VALUES({marks})", tuple(values.values()))
+            return out.file_id
         sets = ", ".join(f"{k}=?" for k in values)
         db.execute(f"UPDATE files SET {sets} WHERE file_id=?", (*values.values(), row["file_id"]))
         return int(row["file_id"])
@@ -342,7 +303,7 @@ class Indexer:
     def _new_segment_name(self, db) -> str:
         counter = int(self.catalog.get_meta("segment_counter", "0") or 0) + 1
         Catalog.set_meta(db, "segment_counter", str(counter))
-        return f"seg-{counter:08d}"
+        return segment_name(counter)
 
     # --- continuation links and replayed records -------------------------------------------
 
@@ -407,9 +368,10 @@ class Indexer:
                 fresh = known.get(row["path"])
                 file = _source_file(fresh or row, self.catalog)
                 if fresh and file:
-                    jobs.append(Job(file, exclude=self._exclusion(fresh)))
+                    jobs.append(Job(file, fresh["file_id"], exclude=self._exclusion(fresh)))
             if jobs:
-                self._commit([run_job(j) for j in jobs], known, result)
+                chunk_id = self._reserve_chunks(1)
+                self._commit(run_chunk(chunk_id, jobs, str(self.segments_dir)), known, result)
         else:
             self.on_publish(self.load_snapshot())
 
@@ -518,27 +480,17 @@ def _source_file(row: dict, catalog: Catalog) -> SourceFile | None:
     return SourceFile(Path(r["path"]), r["agent"], r["kind"], r["project_key"], session_id=r["session_id"] if r["kind"] == MAIN else None, parent_session_id=r["session_id"] if r["kind"] != MAIN else None, order_key=r["order_key"])
 
 
-def _segment_from_outputs(name: str, parts: list[tuple[JobOutput, int, np.ndarray]], vocab: dict[str, int]):
-    terms, docs, tfs = [], [], []
-    doc_ids, file_ids, ts, len_main, len_tool = [], [], [], [], []
-    base = 0
-    for out, file_id, ids in parts:
-        p = out.postings
-        if p.vocab:
-            gmap = np.fromiter(map(vocab.__getitem__, p.vocab), dtype=np.int64, count=len(p.vocab))
-            local = p.term & (TOOLS_FLAG - 1)
-            is_tool = (p.term & TOOLS_FLAG) != 0
-            terms.append(gmap[local] + np.where(is_tool, TOOL_FIELD, 0))
-            docs.append(p.doc.astype(np.int32) + base)
-            tfs.append(p.tf)
-        doc_ids.append(ids)
-        file_ids.append(np.full(ids.shape[0], file_id, dtype=np.int32))
-        ts.append(np.array([parse_ts(d.timestamp) for d in out.docs], dtype=np.float64))
-        len_main.append(p.len_main)
-        len_tool.append(p.len_tool)
-        base += ids.shape[0]
-    cat = lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt)  # noqa: E731
-    return build_from_coo(
-        name, cat(terms, np.int64), cat(docs, np.int32), cat(tfs, np.float32), cat(doc_ids, np.int64),
-        cat(file_ids, np.int32), cat(ts, np.float64), cat(len_main, np.float32), cat(len_tool, np.float32),
-    )
+def _chunks(jobs: list[Job], chunk_bytes: int) -> list[list[Job]]:
+    """Jobs grouped into chunks of about ``chunk_bytes`` to read, in path order."""
+    chunks: list[list[Job]] = []
+    current: list[Job] = []
+    size = 0
+    for job in sorted(jobs, key=lambda j: str(j.file.path)):
+        current.append(job)
+        size += _size(job.file.path) - job.offset
+        if size >= chunk_bytes:
+            chunks.append(current)
+            current, size = [], 0
+    if current:
+        chunks.append(current)
+    return chunks

@@ -13,11 +13,17 @@ from typing import Any
 
 import numpy as np
 
+from pathlib import Path
+
 from .index.postings import Postings, count_terms
+from .index.segment import Segment, build_from_coo, save_segment
 from .model import FileMeta
 from .sources import SourceFile, get_source
+from .timeutil import parse_ts
 from .tokenize import default_tokenizer
 from .turns import DocBuilder, TurnDoc
+
+CHUNK_SHIFT = 24  # doc ids are chunk_id << 24 | position: workers need no shared counter
 
 
 def uuid_hash(uuid: str) -> int:
@@ -38,6 +44,7 @@ def uuid_hashes(uuids: list[str]) -> np.ndarray:
 @dataclass(frozen=True, slots=True)
 class Job:
     file: SourceFile
+    file_id: int
     offset: int = 0
     state: dict[str, Any] = field(default_factory=dict)
     exclude: np.ndarray | None = None  # uuid hashes replayed from another session
@@ -60,6 +67,8 @@ class JobOutput:
     postings: Postings
     n_messages: int
     n_turns: int
+    file_id: int = 0
+    doc_ids: np.ndarray | None = None
     error: str | None = None
     missing: bool = False
 
@@ -102,6 +111,7 @@ def run_job(job: Job) -> JobOutput:
         postings=count_terms(docs, default_tokenizer()),
         n_messages=builder.next_seq,
         n_turns=builder.turn + 1,
+        file_id=job.file_id,
         error=result.error,
     )
 
@@ -129,10 +139,60 @@ def _failed(job: Job, stat: os.stat_result | None, error: str | None) -> JobOutp
         postings=Postings.empty(),
         n_messages=0,
         n_turns=0,
+        file_id=job.file_id,
         error=error,
     )
 
 
-def run_jobs(jobs: list[Job]) -> list[JobOutput]:
-    """A batch of jobs in one worker call (amortizes pickling and scheduling)."""
-    return [run_job(job) for job in jobs]
+@dataclass(slots=True)
+class ChunkOutput:
+    outputs: list[JobOutput]
+    segment: str | None  # name of the segment written for these outputs' documents
+    n_docs: int
+
+
+def run_chunk(chunk_id: int, jobs: list[Job], segments_dir: str | None) -> ChunkOutput:
+    """Read a chunk of files and write their documents as one segment.
+
+    Runs in a worker during a cold index: parsing, tokenizing and sorting postings
+    all happen here, and the writer only records the result in the catalog.
+    """
+    outputs = [run_job(job) for job in jobs]
+    segment = chunk_segment(chunk_id, outputs)
+    if segment is None:
+        return ChunkOutput(outputs, None, 0)
+    if segments_dir is not None:
+        save_segment(segment, Path(segments_dir))
+    return ChunkOutput(outputs, segment.name, segment.n_docs)
+
+
+def segment_name(chunk_id: int) -> str:
+    return f"seg-{chunk_id:010d}"
+
+
+def chunk_segment(chunk_id: int, outputs: list[JobOutput]) -> Segment | None:
+    """One segment for the documents of ``outputs``; assigns their doc ids."""
+    terms, docs, tfs, doc_ids, file_ids, ts, len_main, len_tool = [], [], [], [], [], [], [], []
+    base = 0
+    for out in outputs:
+        n = len(out.docs)
+        out.doc_ids = np.arange(base, base + n, dtype=np.int64) + (np.int64(chunk_id) << CHUNK_SHIFT)
+        if not n:
+            continue
+        p = out.postings
+        terms.append(p.term)
+        docs.append(p.doc + base)
+        tfs.append(p.tf)
+        doc_ids.append(out.doc_ids)
+        file_ids.append(np.full(n, out.file_id, dtype=np.int32))
+        ts.append(np.fromiter((parse_ts(d.timestamp) for d in out.docs), dtype=np.float64, count=n))
+        len_main.append(p.len_main)
+        len_tool.append(p.len_tool)
+        base += n
+    if not base:
+        return None
+    cat = np.concatenate
+    return build_from_coo(
+        segment_name(chunk_id), cat(terms), cat(docs).astype(np.int32), cat(tfs), cat(doc_ids),
+        cat(file_ids), cat(ts), cat(len_main), cat(len_tool),
+    )

@@ -14,6 +14,7 @@ nearly every token is a dict hit and tokenizing stays in C loops.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from itertools import chain
@@ -23,7 +24,12 @@ from bm25s.stopwords import STOPWORDS_EN
 
 # Bump when the output of the tokenizer changes: a cache built with another
 # version is rebuilt (terms would not match).
-TOKENIZER_VERSION = 1
+TOKENIZER_VERSION = 2
+
+# Terms are indexed by a stable 48-bit hash, so parse workers need no shared
+# vocabulary and a query needs no lookup table (a collision between two of a
+# million distinct terms has a chance of about 1 in 500).
+TERM_BITS = 48
 
 TOKEN_RE = re.compile(r"[A-Za-z0-9_]+(?:[./\-:@#][A-Za-z0-9_]+)*")
 PART_SPLIT_RE = re.compile(r"[./\-:@#_]+")
@@ -80,6 +86,26 @@ class _Expansions(dict):
         return tuple(terms)
 
 
+def term_id(term: str) -> int:
+    digest = hashlib.blake2b(term.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> (64 - TERM_BITS)
+
+
+class _IdExpansions(dict):
+    """raw token → tuple of term ids (the hot path of indexing)."""
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms: _Expansions) -> None:
+        super().__init__()
+        self._terms = terms
+
+    def __missing__(self, raw: str) -> tuple[int, ...]:
+        ids = tuple(map(term_id, self._terms[raw]))
+        self[raw] = ids
+        return ids
+
+
 class Tokenizer:
     """Turns text into index terms; one instance per process (its cache grows)."""
 
@@ -88,6 +114,12 @@ class Tokenizer:
     def __init__(self) -> None:
         self._expansions = _Expansions()
         self._get = self._expansions.__getitem__
+        self._ids = _IdExpansions(self._expansions)
+        self._get_ids = self._ids.__getitem__
+
+    def term_ids(self, text: str) -> list[int]:
+        """Hashed terms of ``text`` (see :func:`term_id`), in order, repeats kept."""
+        return list(chain.from_iterable(map(self._get_ids, TOKEN_RE.findall(text))))
 
     def terms(self, text: str) -> list[str]:
         return list(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-TOOL_FIELD = np.int64(1) << 40  # term id offset of the tools field
+TOOL_FIELD = np.int64(1) << 48  # added to a term id (< 2**48) for the tools field
 
 ARRAYS = ("terms", "offsets", "postings", "tfs", "doc_ids", "file_ids", "ts", "len_main", "len_tool")
 

@@ -95,6 +95,39 @@ class Record(msgspec.Struct):
 _decode_record = msgspec.json.Decoder(Record).decode
 _decode_any = msgspec.json.Decoder().decode
 
+# Record types that never carry a message we show. Most of a transcript's bytes are
+# ``progress`` records; recognizing them from the raw bytes skips the JSON decode.
+IGNORED_TYPES = frozenset(
+    {b"progress", b"file-history-snapshot", b"queue-operation", b"attachment", b"last-prompt",
+     b"permission-mode", b"worktree-state", b"mode", b"agent-name", b"pr-link", b"frame-link"}
+)
+_TYPE_KEY = b'"type":"'
+_TOOL_USE_RESULT = b',"toolUseResult":'
+
+
+def is_ignorable(line: bytes) -> bool:
+    """True when the line's top-level ``type`` is one we skip, read off the bytes.
+
+    A raw ``"type":"`` can only be a key (quotes inside JSON strings are escaped);
+    it is the top-level one when exactly one ``{`` and no ``[`` precede it. Any
+    doubt (a brace inside an earlier string value) answers False and the line
+    takes the full decode.
+    """
+    pos = line.find(_TYPE_KEY, 0, 800)
+    if pos < 0 or line.count(b"{", 0, pos) != 1 or line.find(b"[", 0, pos) >= 0:
+        return False
+    start = pos + len(_TYPE_KEY)
+    return line[start : line.find(b'"', start, start + 40)] in IGNORED_TYPES
+
+
+def _without_tool_use_result(line: bytes) -> bytes | None:
+    """The record cut before ``toolUseResult`` (a structured copy of the tool result
+    that Claude Code appends to user records; often the largest part of the line)."""
+    pos = line.rfind(_TOOL_USE_RESULT)
+    if pos < 0:
+        return None
+    return line[:pos] + b"}"
+
 
 def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
     """Coerce a record that failed the typed decode into the typed shape."""
@@ -139,6 +172,12 @@ def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
 
 def decode_record(line: bytes) -> Record | None:
     """Typed decode, falling back to a generic one; None for a non-object line."""
+    short = _without_tool_use_result(line)
+    if short is not None:
+        try:
+            return _decode_record(short)
+        except msgspec.DecodeError:
+            pass  # the cut was not at the top level: decode the whole line
     try:
         return _decode_record(line)
     except msgspec.DecodeError:
@@ -319,7 +358,7 @@ class _FileReader:
         self.pending_compaction = False
 
     def feed(self, line: bytes, entry_index: int) -> None:
-        if not line.strip():
+        if is_ignorable(line) or not line.strip():
             return
         record = decode_record(line)
         if record is None:
