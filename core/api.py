@@ -384,10 +384,11 @@ class Archive:
 
     def session_messages(self, ref: str) -> list[Message]:
         """The whole stitched stream of one session (the first one a reference names)."""
-        info = self._one_session(ref)
+        info = self.one_session(ref)
         return self.reader.session(self.library.session_files.get(info.session_id, []))
 
-    def _one_session(self, ref: str) -> SessionInfo:
+    def one_session(self, ref: str) -> SessionInfo:
+        """The session a reading call on ``ref`` reads: the one named, or a chain's latest."""
         resolved = self.resolve(ref)
         if len(resolved.sessions) == 1 or resolved.single:
             return resolved.sessions[0]
@@ -449,7 +450,7 @@ class Archive:
         return format_reference(slug=first.slug, session_id=first.session_id, numbers=[s.session_number for s in sessions], chain_length=len(resolved.chain))
 
     def get_message_context(self, ref: str, sequence: int, *, before: int = 5, after: int = 5, include_tool_outputs: bool = True) -> MessageContext:
-        info = self._one_session(ref)
+        info = self.one_session(ref)
         messages = self.reader.session(self.library.session_files.get(info.session_id, []))
         if not include_tool_outputs:
             messages = [m for m in messages if m.type != "tool_result" or m.sequence == sequence]
@@ -471,7 +472,7 @@ class Archive:
 
     def iter_session_messages(self, ref: str, *, since: str | None = None, include_tools: bool = False, include_thinking: bool = False) -> Iterator[Message]:
         """Messages of one session, streamed file by file (SPEC §5 get_session_messages)."""
-        info = self._one_session(ref)
+        info = self.one_session(ref)
         threshold = parse_user_time(since, name="since")
         files = list(self.library.session_files.get(info.session_id, []))
 
@@ -488,7 +489,7 @@ class Archive:
         return stream()
 
     def session_statistics(self, ref: str) -> dict:
-        info = self._one_session(ref)
+        info = self.one_session(ref)
         messages = self.session_messages(info.session_id)
         tools: dict[str, int] = {}
         for m in messages:

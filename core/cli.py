@@ -28,10 +28,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # SUPPRESS: a global option given before the subcommand is not reset by the
+    # subcommand's own copy of it.
     common = _Parser(add_help=False)
-    common.add_argument("--pattern", metavar="GLOB", help="only project dirs matching GLOB (default *)")
-    common.add_argument("--root", metavar="DIR", help="Claude projects dir (default ~/.claude/projects)")
-    common.add_argument("--store", metavar="URL", default=None, help="postgresql://… team store (default: embedded; env RELAY_SEARCH_STORE)")
+    common.add_argument("--pattern", metavar="GLOB", default=argparse.SUPPRESS, help="only project dirs matching GLOB (default *)")
+    common.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help="Claude projects dir (default ~/.claude/projects)")
+    common.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help="postgresql://… team store (default: embedded; env RELAY_SEARCH_STORE)")
 
     parser = _Parser(
         prog="relay-search",
@@ -97,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace, env=None) -> Config:
-    return Config.from_env(env, root=args.root, pattern=args.pattern)
+    return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
 
 
 def _progress_printer() -> callable | None:
@@ -249,15 +251,19 @@ def cmd_tag(args) -> int:
 def cmd_mcp(args) -> int:
     from .serve_cli import run_mcp_stdio
 
-    with open_archive(args) as archive:
+    # Serve at once: Claude Code times out a slow MCP start; the server syncs in
+    # the background and queries answer from the cache meanwhile.
+    with open_archive(args, sync=False) as archive:
         run_mcp_stdio(archive)
     return 0
 
 
 def cmd_serve(args) -> int:
+    from .http_api import check_bind
     from .serve_cli import run_http
 
-    with open_archive(args) as archive:
+    check_bind(args.host, args.token)
+    with open_archive(args, sync=False) as archive:
         run_http(archive, args.host, args.port, args.token)
     return 0
 
