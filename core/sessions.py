@@ -28,25 +28,35 @@ _FILE_COLS = ("file_id", "agent", "kind", "project_key", "order_key", "n_message
 def rebuild(db, session_ids: Iterable[str], config: Config) -> Changes:
     """Recompute the rows of these sessions from their files."""
     changes = Changes()
-    for sid in {s for s in session_ids if s}:
-        rows = [dict(zip(_FILE_COLS, r)) for r in db.execute(f"SELECT {', '.join(_FILE_COLS)} FROM files WHERE session_id=?", (sid,))]
-        existed = db.execute("SELECT continues, summary FROM sessions WHERE session_id=?", (sid,)).fetchone()
-        row = _assemble(sid, rows, config)
-        if row is None:
+    wanted = sorted({s for s in session_ids if s})
+    for start in range(0, len(wanted), 500):
+        batch = wanted[start : start + 500]
+        marks = ",".join("?" * len(batch))
+        files: dict[str, list[dict]] = {sid: [] for sid in batch}
+        for r in db.execute(f"SELECT session_id, {', '.join(_FILE_COLS)} FROM files WHERE session_id IN ({marks})", batch):
+            files[r[0]].append(dict(zip(_FILE_COLS, r[1:])))
+        existing = {r[0]: r[1:] for r in db.execute(f"SELECT session_id, continues, summary FROM sessions WHERE session_id IN ({marks})", batch)}
+        upserts = []
+        for sid in batch:
+            existed = existing.get(sid)
+            row = _assemble(sid, files[sid], config)
+            if row is None:
+                if existed:
+                    db.execute("DELETE FROM sessions WHERE session_id=?", (sid,))
+                    changes.removed.add(sid)
+                continue
             if existed:
-                db.execute("DELETE FROM sessions WHERE session_id=?", (sid,))
-                changes.removed.add(sid)
-            continue
-        if existed:
-            # Resolved across files by apply_links; an append does not change them.
-            row["continues"] = existed[0]
-            row["summary"] = existed[1] or row["summary"]
-        cols = ", ".join(row)
-        marks = ", ".join("?" * len(row))
-        db.execute(f"INSERT OR REPLACE INTO sessions({cols}) VALUES({marks})", tuple(row.values()))
-        changes.changed.add(sid)
-        if not existed:
-            changes.new.add(sid)
+                # Resolved across files by apply_links; an append does not change them.
+                row["continues"] = existed[0]
+                row["summary"] = existed[1] or row["summary"]
+            upserts.append(row)
+            changes.changed.add(sid)
+            if not existed:
+                changes.new.add(sid)
+        if upserts:
+            cols = ", ".join(upserts[0])
+            marks = ", ".join("?" * len(upserts[0]))
+            db.executemany(f"INSERT OR REPLACE INTO sessions({cols}) VALUES({marks})", [tuple(r.values()) for r in upserts])
     return changes
 
 
