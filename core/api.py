@@ -45,39 +45,43 @@ class Archive:
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
         self.writer = writer and self._lock.acquire()
-        self.catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer) if self.writer or (self.cache / "catalog.sqlite").exists() else self._empty_readonly()
+        if not self.writer and not (self.cache / "catalog.sqlite").exists():
+            self._wait_for_writer()
+        catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer)
         self.tags = TagStore(config.data_path)
-        self.indexer = Indexer(config, self.catalog, self.cache / SEGMENTS_DIR, self._publish)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None
         self._library_lock = threading.Lock()
-        self.reader = MessageReader(self.catalog)
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []
+        self._attach(catalog)
         if self.writer:
             self.indexer.remove_orphan_segments()
-        self._load_or_rebuild()
-
-    def _empty_readonly(self):
-        # Another process is creating the cache right now: wait briefly for it.
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not (self.cache / "catalog.sqlite").exists():
-            time.sleep(0.05)
-        return open_catalog(self.cache, writer=False)
-
-    def _load_or_rebuild(self) -> None:
         try:
             self._publish(self.indexer.load_snapshot())
         except (OSError, ValueError, CatalogError) as exc:
             if not self.writer:
                 raise CatalogError(f"the cache is being rebuilt by another process: {exc}") from exc
             self.rebuilt = f"relay-search: rebuilding the cache (a segment was unreadable: {exc})"
-            self.catalog.close()
-            wipe_cache(self.cache)
-            self.catalog, _ = open_catalog(self.cache, writer=True)
-            self.indexer = Indexer(self.config, self.catalog, self.cache / SEGMENTS_DIR, self._publish)
-            self.reader = MessageReader(self.catalog)
-            self._publish(self.indexer.load_snapshot())
+            self._wipe()
+
+    def _attach(self, catalog) -> None:
+        self.catalog = catalog
+        self.indexer = Indexer(self.config, catalog, self.cache / SEGMENTS_DIR, self._publish)
+        self.reader = MessageReader(catalog)
+
+    def _wipe(self) -> None:
+        """Throw the cache away and start an empty one (the writer only)."""
+        self.catalog.close()
+        wipe_cache(self.cache)
+        self._attach(open_catalog(self.cache, writer=True)[0])
+        self._publish(self.indexer.load_snapshot())
+
+    def _wait_for_writer(self) -> None:
+        """Another process is creating the cache right now: wait briefly for it."""
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not (self.cache / "catalog.sqlite").exists():
+            time.sleep(0.05)
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -113,12 +117,7 @@ class Archive:
         if not self.writer:
             raise BadInput("Another relay-search process is updating the cache; stop it to rebuild")
         self.stop_watching()
-        self.catalog.close()
-        wipe_cache(self.cache)
-        self.catalog, _ = open_catalog(self.cache, writer=True)
-        self.indexer = Indexer(self.config, self.catalog, self.cache / SEGMENTS_DIR, self._publish)
-        self.reader = MessageReader(self.catalog)
-        self._publish(self.indexer.load_snapshot())
+        self._wipe()
         return self.sync(progress=progress)
 
     def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None) -> None:

