@@ -24,7 +24,7 @@ from bm25s.stopwords import STOPWORDS_EN
 
 # Bump when the output of the tokenizer changes: a cache built with another
 # version is rebuilt (terms would not match).
-TOKENIZER_VERSION = 2
+TOKENIZER_VERSION = 3
 
 # Terms are indexed by a stable 48-bit hash, so parse workers need no shared
 # vocabulary and a query needs no lookup table (a collision between two of a
@@ -33,7 +33,9 @@ TERM_BITS = 48
 
 TOKEN_RE = re.compile(r"[A-Za-z0-9_]+(?:[./\-:@#][A-Za-z0-9_]+)*")
 PART_SPLIT_RE = re.compile(r"[./\-:@#_]+")
-CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Splits camelCase and HTTPServer, but keeps letter-digit runs whole (sha256, v2,
+# a1b2c3): splitting those would make every hash or id share junk parts.
+CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
 MAX_TERM = 48
 
 STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(

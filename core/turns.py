@@ -154,7 +154,11 @@ class DocBuilder:
             acc["ts"] = entry.timestamp
         kind = entry.type
         if kind == "text":
-            (acc["user"] if entry.role == "user" else acc["assistant"]).append(entry.text)
+            if entry.role == "user":
+                acc["user"].append(entry.text)
+            elif entry.role == "assistant":
+                acc["assistant"].append(entry.text)
+            # system notes (branch markers, …) are shown when reading, not ranked
         elif kind == "tool_use":
             name = entry.tool_name or "tool"
             acc["names"].append(name)
