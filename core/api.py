@@ -7,6 +7,7 @@ waits for indexing. Results are model objects with ``to_dict()`` in the MCP shap
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -54,6 +55,7 @@ class Archive:
         self._library_lock = threading.Lock()
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []
+        self._first_index = threading.Event()  # set once the cache holds a first index
         self._attach(catalog)
         if self.writer:
             self.indexer.remove_orphan_segments()
@@ -98,7 +100,32 @@ class Archive:
         archive = cls(config, writer=not read_only, now=now)
         if sync:
             archive.sync(progress=progress)
+        elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):
+            archive._first_index.set()
         return archive
+
+    def sync_in_background(self, progress: Callable[[Progress], None] | None = None) -> threading.Thread:
+        """Catch up with the disk on a thread; queries answer from the cache meanwhile."""
+
+        def run() -> None:
+            try:
+                self.sync(progress=progress)
+            except Exception as exc:  # the watcher still runs; the next change retries
+                logging.getLogger(__name__).warning("relay-search: background sync failed: %s", exc)
+            finally:
+                self._first_index.set()
+
+        thread = threading.Thread(target=run, name="relay-search-sync", daemon=True)
+        thread.start()
+        return thread
+
+    def wait_for_first_index(self, timeout: float) -> bool:
+        """Block (at most ``timeout`` s) only while a never-indexed cache is being built.
+
+        A server started on an empty cache should not answer "no results" in its
+        first seconds; once any index exists, queries never wait.
+        """
+        return self._first_index.wait(timeout)
 
     def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None) -> UpdateResult:
         """Bring the index up to date with the disk (all files, or these paths)."""
@@ -106,6 +133,8 @@ class Archive:
             self._refresh_from_disk()
             return UpdateResult()
         result = self.indexer.sync(paths, progress)
+        if paths is None:
+            self._first_index.set()
         if paths is None and result.files_read > 200:
             self.indexer.merge_all()
         if result.changed:
@@ -204,6 +233,8 @@ class Archive:
         date_to: str | None = None,
     ) -> list[SearchHit]:
         limit = _check_limit(limit)
+        ts_from = parse_user_time(date_from, name="date_from")  # bad input is an error even when nothing matches
+        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
         lib = self.library
         snapshot = self._snapshot
         terms = default_tokenizer().query_terms(query or "")
@@ -221,8 +252,6 @@ class Archive:
             allowed = np.array(lib.file_ids_for(s.session_id for s in sessions), dtype=np.int32)
             if allowed.shape[0] == 0:
                 return []
-        ts_from = parse_user_time(date_from, name="date_from")
-        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
         raw = snapshot.search(ids, limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
         return self._hits(lib, raw, terms, limit)
 
@@ -238,7 +267,7 @@ class Archive:
             info = lib.sessions.get(entry.session_id)
             if info is None:
                 continue
-            if entry.kind == "main" and not doc["side"]:
+            if entry.primary and (not doc["side"] or entry.kind != "main"):
                 turn = entry.turn_base + doc["turn"]
             else:
                 turn = self._parent_turn(lib, entry.session_id, doc["ts"])
@@ -260,7 +289,7 @@ class Archive:
                     timestamp=doc["ts"],
                     ref=format_reference(slug=info.slug, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
                     user=info.user,
-                    is_sidechain=bool(doc["side"]) or entry.kind != "main",
+                    is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
                     match_terms=tuple(terms),
                 )
             )

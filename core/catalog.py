@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,13 +67,14 @@ CREATE TABLE IF NOT EXISTS docs(
     doc_id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL,
     turn INTEGER NOT NULL,
+    part INTEGER NOT NULL DEFAULT 0,
     first_seq INTEGER NOT NULL,
     last_seq INTEGER NOT NULL,
     ts TEXT,
     side INTEGER NOT NULL DEFAULT 0,
     body TEXT
 );
-CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, turn);
+CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, turn, part);
 CREATE TABLE IF NOT EXISTS tombstones(doc_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NULL);
 """

@@ -29,7 +29,8 @@ def parse_session_range(spec: str, total: int) -> list[int]:
         match = _RANGE_PART.match(part)
         if not match:
             raise ValueError(
-                f"Bad session range {part.strip()!r}: use a number, a range like 4-5, or a list like 1,3,5"
+                f"Bad session range {str(spec).strip()!r}: {part.strip()!r} is not a number or a range"
+                " (use e.g. 4, 4-5 or 1,3,5)"
             )
         start = int(match.group(1))
         end = int(match.group(2)) if match.group(2) else start

@@ -224,15 +224,15 @@ class Indexer:
                     _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
                     db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
                 elif out.docs:
-                    turns = [d.turn for d in out.docs]
-                    marks = ",".join("?" * len(turns))
-                    _tombstone(db, f"SELECT doc_id FROM docs WHERE file_id=? AND turn IN ({marks})", (file_id, *turns))
-                    db.execute(f"DELETE FROM docs WHERE file_id=? AND turn IN ({marks})", (file_id, *turns))
+                    # an append re-emits the passages it changed: replace those
+                    keys = [(file_id, d.turn, d.part) for d in out.docs]
+                    db.executemany("INSERT OR IGNORE INTO tombstones(doc_id) SELECT doc_id FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
+                    db.executemany("DELETE FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
                 if out.docs:
                     db.executemany(
-                        "INSERT INTO docs(doc_id, file_id, turn, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?)",
+                        "INSERT INTO docs(doc_id, file_id, turn, part, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?,?)",
                         [
-                            (doc_id, file_id, d.turn, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
+                            (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
                             for doc_id, d in zip(out.doc_ids.tolist(), out.docs)
                         ],
                     )
@@ -349,7 +349,12 @@ class Indexer:
             if (row["replay_of"] or None) != replay_of:
                 rereads.append((row, replay_of))
             for leaf, text in json.loads(row["summaries"] or "[]"):
-                targets = [f for f in owners_of(uuid_hash(leaf))] if leaf else []
+                # A summary describes the conversation holding its leaf; 1.0.x writes
+                # summaries of earlier (often deleted) sessions into the current file,
+                # so one whose leaf is in no file we know describes none of ours.
+                targets = owners_of(uuid_hash(leaf)) if leaf else []
+                if leaf and not targets:
+                    continue
                 target_sid = by_id[targets[0]]["session_id"] if targets else sid
                 summaries.setdefault(target_sid, []).append(text)
                 if target_sid != sid and sid not in links:

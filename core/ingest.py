@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from pathlib import Path
 from .index.postings import Postings, count_terms
 from .index.segment import Segment, build_from_coo, save_segment
 from .model import FileMeta
-from .sources import SourceFile, get_source
+from .sources import SUBAGENT, SourceFile, get_source
 from .timeutil import parse_ts
 from .tokenize import default_tokenizer
 from .turns import DocBuilder, TurnDoc
@@ -27,11 +27,16 @@ CHUNK_SHIFT = 24  # doc ids are chunk_id << 24 | position: workers need no share
 
 
 def uuid_hash(uuid: str) -> int:
-    """A stable 63-bit hash of a record uuid (hex uuids take a fast path)."""
+    """A stable 63-bit hash of a record uuid, folded from all 128 bits.
+
+    (Hand-made uuids in test data share long prefixes and suffixes, so no slice of
+    the digits is safe to use alone.)
+    """
     compact = uuid.replace("-", "")
-    if len(compact) >= 15:
+    if len(compact) == 32:
         try:
-            return int(compact[:15], 16)
+            value = int(compact, 16)
+            return ((value >> 64) ^ (value & 0xFFFFFFFFFFFFFFFF)) >> 1
         except ValueError:
             pass
     return int.from_bytes(hashlib.blake2b(uuid.encode(), digest_size=8).digest(), "little") >> 1
@@ -89,12 +94,26 @@ def run_job(job: Job) -> JobOutput:
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         return _failed(job, stat, f"{type(exc).__name__}: {exc}")
     entries = result.entries
+    meta = result.meta
     if job.exclude is not None and job.exclude.shape[0]:
         excluded = set(job.exclude.tolist())
         entries = [e for e in entries if not (e.uuid and uuid_hash(e.uuid) in excluded)]
+        # The session starts where its own records start, not at the replayed ones
+        # (remembered across incremental reads, which only see the new records).
+        own = [e.timestamp for e in entries if e.timestamp]
+        own_first = job.state.get("own_first") if not result.replace else None
+        own_first = own_first or (min(own) if own else None)
+        if own_first:
+            meta = replace(meta, first_timestamp=own_first)
     builder = DocBuilder(None if result.replace else job.state.get("builder"))
+    if job.file.kind == SUBAGENT and builder.turn < 0 and entries and not entries[0].starts_turn:
+        # A subagent's prompt may live only in the parent's Task call (2.0.x files
+        # that open with the reply): index its work anyway, it is searchable there.
+        entries = [replace(entries[0], starts_turn=True), *entries[1:]]
     docs = builder.feed(entries)
     state = {"adapter": result.state, "builder": builder.state()}
+    if job.exclude is not None and meta.first_timestamp:
+        state["own_first"] = meta.first_timestamp
     return JobOutput(
         file=job.file,
         size=stat.st_size,
@@ -102,7 +121,7 @@ def run_job(job: Job) -> JobOutput:
         inode=stat.st_ino,
         offset=result.offset,
         replace=result.replace,
-        meta=result.meta,
+        meta=meta,
         skipped=result.skipped,
         state=state,
         summaries=result.summaries,

@@ -32,6 +32,7 @@ class FileEntry:
     seq_base: int  # sequence number of this file's first message within the session
     file_index: int
     replay_of: int | None
+    primary: bool  # part of the session's own stream (not a subagent's sidechain)
 
 
 class Library:
@@ -40,10 +41,9 @@ class Library:
         now = time.time() if now is None else now
         rows = catalog.sessions()
         files = {r["file_id"]: r for r in catalog.files(("file_id", "path", "agent", "kind", "session_id", "n_messages", "n_turns", "replay_of"))}
-        project_cwds: dict[str, str | None] = {}
-        for r in rows:
-            project_cwds[r["project_key"]] = project_cwds.get(r["project_key"]) or r["cwd"]
-        project_names = _project_names(project_cwds)
+        # SPEC §1: a session's project is its own cwd with the prefix every
+        # session's cwd shares removed (a worktree is its own project).
+        project_names = _project_names({r["session_id"]: r["cwd"] or None for r in rows})
         continues = {r["session_id"]: r["continues"] for r in rows if r["continues"]}
         slugs = {r["session_id"]: r["slug"] for r in rows}
         self.files: dict[int, FileEntry] = {}
@@ -55,15 +55,15 @@ class Library:
             ids = json.loads(r["file_ids"])
             entries = []
             turn_base = seq_base = 0
-            for index, fid in enumerate(ids):
-                f = files.get(fid)
-                if f is None:
-                    continue
-                entry = FileEntry(fid, f["path"], f["agent"], f["kind"], sid, turn_base, seq_base, index, f["replay_of"])
+            session_rows = [files[fid] for fid in ids if fid in files]
+            orphan = not any(f["kind"] == "main" for f in session_rows)
+            for index, f in enumerate(session_rows):
+                primary = orphan or f["kind"] == "main"
+                entry = FileEntry(f["file_id"], f["path"], f["agent"], f["kind"], sid, turn_base, seq_base, index, f["replay_of"], primary)
                 entries.append(entry)
-                self.files[fid] = entry
+                self.files[f["file_id"]] = entry
                 seq_base += f["n_messages"]
-                if f["kind"] == "main":
+                if primary:
                     turn_base += f["n_turns"]
             self.session_files[sid] = entries
             for alias in json.loads(r["aliases"] or "[]"):
@@ -72,7 +72,7 @@ class Library:
             base[sid] = SessionInfo(
                 session_id=sid,
                 agent=r["agent"],
-                project=project_names.get(r["project_key"], r["project_key"]),
+                project=project_names.get(sid) if r["cwd"] else r["project_key"],
                 cwd=r["cwd"],
                 git_branch=r["git_branch"],
                 slug=r["slug"],

@@ -197,9 +197,19 @@ class SessionStatistics(_Out):
 # --- server ------------------------------------------------------------------------
 
 
+FIRST_INDEX_WAIT = 20.0  # seconds a call may wait while an empty cache gets its first index
+
+
 @contextmanager
-def _readable_errors() -> Iterator[None]:
-    """Turn the core's one-line errors into text the model reads."""
+def _readable_errors(archive: Archive) -> Iterator[None]:
+    """Turn the core's one-line errors into text the model reads.
+
+    On a never-indexed cache the first calls wait (bounded) for the first index
+    instead of answering "nothing found" from an empty one.
+    """
+    wait = getattr(archive, "wait_for_first_index", None)
+    if wait is not None:
+        wait(FIRST_INDEX_WAIT)
     try:
         yield
     except RelayError as err:
@@ -235,7 +245,7 @@ def build_server(archive: Archive) -> MCPServer:
         snippet, its `ref` (pass to read_turn for the whole turn) and `sequence` (pass
         with session_id to get_message_context for the surrounding messages).
         """
-        with _readable_errors():
+        with _readable_errors(archive):
             hits = archive.search(
                 query, limit=limit, project=project, slug=slug, session_id=session_id,
                 agent=agent, user=user, date_from=date_from, date_to=date_to,
@@ -260,7 +270,7 @@ def build_server(archive: Archive) -> MCPServer:
         its `session_number` (the N of slug#N); `slug` takes precedence over `project`.
         Use it to see what exists before reading; use search_history to find content.
         """
-        with _readable_errors():
+        with _readable_errors(archive):
             sessions = archive.list_sessions(
                 project=project, slug=slug, agent=agent, user=user, date_from=date_from,
                 date_to=date_to, tags=tags, limit=limit, offset=offset,
@@ -291,7 +301,7 @@ def build_server(archive: Archive) -> MCPServer:
         resolved), then the `around_timestamp` window, then roles, offset and limit.
         For one turn only, read_turn is cheaper.
         """
-        with _readable_errors():
+        with _readable_errors(archive):
             conv = archive.get_conversation(
                 session_id_or_slug, session=session, around_timestamp=around_timestamp,
                 roles=roles, offset=offset, limit=limit,
@@ -311,7 +321,7 @@ def build_server(archive: Archive) -> MCPServer:
         `turn_number`. Tool calls are compact: {tool, file} for Read/Edit, {tool, file,
         chars} for Write, {tool, command} for Bash, {tool, pattern} for Grep/Glob.
         """
-        with _readable_errors():
+        with _readable_errors(archive):
             turn = archive.read_turn(session_id, turn_number)
             return TurnResult.model_validate(turn_to_dict(turn))
 
@@ -329,7 +339,7 @@ def build_server(archive: Archive) -> MCPServer:
         command and its error output, say), also where a message belongs to no turn.
         `has_more_before`/`has_more_after` tell you whether to page further.
         """
-        with _readable_errors():
+        with _readable_errors(archive):
             ctx = archive.get_message_context(
                 session_id, sequence, before=before, after=after,
                 include_tool_outputs=include_tool_outputs,
@@ -350,7 +360,7 @@ def build_server(archive: Archive) -> MCPServer:
         compaction. Tool calls/results and thinking are left out unless asked for.
         A whole-chain reference means its latest session; use slug#N for another.
         """
-        with _readable_errors():
+        with _readable_errors(archive):
             head = archive.one_session(session_id)
             messages = [
                 session_message_dict(m)
@@ -370,7 +380,7 @@ def build_server(archive: Archive) -> MCPServer:
         date_to: Date = None,
     ) -> ProjectList:
         """Project names that have sessions (for the `project` filter of other tools)."""
-        with _readable_errors():
+        with _readable_errors(archive):
             return ProjectList(projects=archive.list_projects(user=user, date_from=date_from, date_to=date_to))
 
     @tool
@@ -380,13 +390,13 @@ def build_server(archive: Archive) -> MCPServer:
         date_to: Date = None,
     ) -> UserList:
         """User names in the archive (one user locally; several in a team store)."""
-        with _readable_errors():
+        with _readable_errors(archive):
             return UserList(users=archive.list_users(project=project, date_from=date_from, date_to=date_to))
 
     @tool
     def get_session_statistics(session_id: Ref) -> SessionStatistics:
         """Counts for one session (turns, messages, tool calls by name, first/last activity)."""
-        with _readable_errors():
+        with _readable_errors(archive):
             return SessionStatistics.model_validate(archive.session_statistics(session_id))
 
     return server

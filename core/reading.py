@@ -54,7 +54,7 @@ class MessageReader:
             if got and got[0]:
                 excluded = set(np.frombuffer(got[0], dtype=np.int64).tolist())
                 entries = [e for e in entries if not (e.uuid and uuid_hash(e.uuid) in excluded)]
-        main = entry.kind == MAIN
+        main = entry.primary
         for seq, turn, e in number_entries(entries, start_seq=entry.seq_base, start_turn=entry.turn_base - 1 if main else -1):
             yield Message(
                 session_id=entry.session_id,
@@ -69,7 +69,7 @@ class MessageReader:
                 is_sidechain=e.is_sidechain or not main,
                 file_index=entry.file_index,
                 entry_index=e.entry_index,
-                turn=turn if main and not e.is_sidechain else None,
+                turn=turn if main and (not e.is_sidechain or entry.kind != MAIN) else None,
                 tool_name=e.tool_name,
                 tool_input=e.tool_input,
                 branch=e.branch,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,14 +38,7 @@ def go_live(archive: Archive) -> None:
     cache while a cold index builds.
     """
     archive.start_watching()
-
-    def catch_up() -> None:
-        try:
-            archive.sync()
-        except Exception as exc:  # never take the server down; the watcher still runs
-            log.warning("relay-search: background sync failed: %s", exc)
-
-    threading.Thread(target=catch_up, name="relay-search-catch-up", daemon=True).start()
+    archive.sync_in_background()
 
 
 def run_mcp_stdio(archive: Archive) -> None:

@@ -63,10 +63,15 @@ def rebuild(db, session_ids: Iterable[str], config: Config) -> Changes:
 def _assemble(sid: str, rows: list[dict], config: Config) -> dict | None:
     for r in rows:
         r["meta_d"] = json.loads(r["meta"] or "{}")
-    mains = sorted((r for r in rows if r["kind"] == MAIN), key=lambda r: (r["meta_d"].get("first_timestamp") or "", r["order_key"]))
-    if not mains or sum(r["n_messages"] for r in mains) == 0:
+    order = lambda r: (r["meta_d"].get("first_timestamp") or "", r["order_key"])  # noqa: E731
+    mains = sorted((r for r in rows if r["kind"] == MAIN), key=order)
+    others = sorted((r for r in rows if r["kind"] != MAIN), key=order)
+    if not mains:
+        # Subagent transcripts whose parent transcript is gone: the only record of
+        # that conversation, so it is listed (its subagent files stand in for it).
+        mains, others = others, []
+    if sum(r["n_messages"] for r in mains) == 0:
         return None
-    others = sorted((r for r in rows if r["kind"] != MAIN), key=lambda r: (r["meta_d"].get("first_timestamp") or "", r["order_key"]))
     ordered = mains + others
     metas = [r["meta_d"] for r in ordered]
     main_metas = [r["meta_d"] for r in mains]

@@ -24,14 +24,18 @@ from bm25s.stopwords import STOPWORDS_EN
 
 # Bump when the output of the tokenizer changes: a cache built with another
 # version is rebuilt (terms would not match).
-TOKENIZER_VERSION = 3
+TOKENIZER_VERSION = 4
 
 # Terms are indexed by a stable 48-bit hash, so parse workers need no shared
 # vocabulary and a query needs no lookup table (a collision between two of a
 # million distinct terms has a chance of about 1 in 500).
 TERM_BITS = 48
 
-TOKEN_RE = re.compile(r"[A-Za-z0-9_]+(?:[./\-:@#][A-Za-z0-9_]+)*")
+# \w: letters and digits of every script (café, naïve, Привет), joined by the
+# punctuation of paths, versions and qualified names.
+TOKEN_RE = re.compile(r"\w+(?:[./\-:@#]\w+)*")
+# Scripts written without spaces: a run of these is indexed as overlapping bigrams.
+CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 PART_SPLIT_RE = re.compile(r"[./\-:@#_]+")
 # Splits camelCase and HTTPServer, but keeps letter-digit runs whole (sha256, v2,
 # a1b2c3): splitting those would make every hash or id share junk parts.
@@ -70,10 +74,13 @@ class _Expansions(dict):
     def _expand(self, raw: str) -> tuple[str, ...]:
         if len(raw) > MAX_TERM * 2:
             return ()
+        if CJK_RE.search(raw):
+            return _cjk_terms(raw)
         pieces = [p for p in PART_SPLIT_RE.split(raw) if p]
         parts: list[str] = []
         for piece in pieces:
-            parts.extend(CAMEL_RE.findall(piece) or (piece,))
+            # camelCase is an ASCII convention; other scripts keep their words whole
+            parts.extend((CAMEL_RE.findall(piece) or (piece,)) if piece.isascii() else (piece,))
         if len(parts) <= 1:
             word = self._word(raw.strip("_"))
             return (word,) if word else ()
@@ -106,6 +113,23 @@ class _IdExpansions(dict):
         ids = tuple(map(term_id, self._terms[raw]))
         self[raw] = ids
         return ids
+
+
+def _cjk_terms(raw: str) -> tuple[str, ...]:
+    """Bigrams of CJK runs (and the other pieces whole), so a query matches inside
+    a sentence written without spaces."""
+    terms: list[str] = []
+    run = ""
+    for ch in raw.lower() + " ":
+        if CJK_RE.match(ch):
+            run += ch
+            continue
+        if run:
+            terms.extend(run[i : i + 2] for i in range(max(1, len(run) - 1)))
+            run = ""
+    rest = CJK_RE.sub(" ", raw.lower()).split()
+    terms.extend(w for w in rest if len(w) > 1 and w not in STOPWORDS)
+    return tuple(terms)
 
 
 class Tokenizer:

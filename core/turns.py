@@ -22,7 +22,11 @@ from .model import Entry, Message, Turn
 TOOL_INPUT_CHARS = 300  # of each tool call's input, in the tools field
 TOOL_OUTPUT_HEAD = 600  # of each tool output, start …
 TOOL_OUTPUT_TAIL = 300  # … and end (errors and summaries sit there)
-TOOLS_FIELD_CAP = 12_000  # per turn, so one tool-heavy turn cannot dominate
+# A long autonomous turn (hundreds of tool calls) is indexed as passages of about
+# this much text, each carrying the prompt: BM25's length normalization then
+# compares like with like, and a detail deep in the turn is not cut off.
+PART_TOOLS_CHARS = 8_000
+PART_ANSWER_CHARS = 6_000
 MAIN_FIELD_CAP = 60_000
 
 
@@ -31,6 +35,7 @@ class TurnDoc:
     """What the index stores for one turn of one file."""
 
     turn: int  # local to the file
+    part: int  # passage of the turn
     first_seq: int
     last_seq: int
     timestamp: str | None
@@ -105,7 +110,6 @@ class DocBuilder:
         self.next_seq: int = state.get("next_seq", 0)
         self.turn: int = state.get("turn", -1)
         self.open: dict[str, Any] | None = state.get("open")
-        self.touched: list[dict[str, Any]] = []
 
     def state(self) -> dict[str, Any]:
         return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open}
@@ -122,29 +126,43 @@ class DocBuilder:
             if turn is None:
                 continue
             if turn != self.turn or self.open is None:
-                if self.open is not None and self.open.get("touched", True):
-                    closed.append(self.open)
-                elif self.open is not None and self.open.get("touched") is False:
-                    pass  # unchanged since the last read: already indexed
+                self._close(closed)
                 self.turn = turn
-                self.open = {
-                    "turn": turn,
-                    "first": seq,
-                    "last": seq,
-                    "ts": entry.timestamp,
-                    "user": [],
-                    "assistant": [],
-                    "names": [],
-                    "tools": [],
-                    "tools_len": 0,
-                    "side": entry.is_sidechain,
-                    "touched": True,
-                }
+                self.open = self._new_part(turn, 0, seq, entry, [])
+            elif _full(self.open):
+                self._close(closed)
+                acc = closed[-1] if closed else None
+                prompt = list(acc["user"]) if acc else []
+                self.open = self._new_part(turn, (acc or {"part": -1})["part"] + 1, seq, entry, prompt)
             self._add(self.open, seq, entry)
-        docs = [self._doc(acc) for acc in closed]
+        docs = [self._doc(acc) for acc in closed if not acc.get("skip")]
         if self.open is not None and self.open.get("touched"):
             docs.append(self._doc(self.open))
         return docs
+
+    def _close(self, closed: list[dict[str, Any]]) -> None:
+        if self.open is not None and self.open.get("touched", True):
+            closed.append(self.open)
+        elif self.open is not None:
+            closed.append({**self.open, "skip": True})  # unchanged since the last read
+
+    @staticmethod
+    def _new_part(turn: int, part: int, seq: int, entry: Entry, prompt: list[str]) -> dict[str, Any]:
+        return {
+            "turn": turn,
+            "part": part,
+            "first": seq,
+            "last": seq,
+            "ts": entry.timestamp,
+            "user": prompt,
+            "assistant": [],
+            "assistant_len": 0,
+            "names": [],
+            "tools": [],
+            "tools_len": 0,
+            "side": entry.is_sidechain,
+            "touched": True,
+        }
 
     @staticmethod
     def _add(acc: dict[str, Any], seq: int, entry: Entry) -> None:
@@ -158,6 +176,7 @@ class DocBuilder:
                 acc["user"].append(entry.text)
             elif entry.role == "assistant":
                 acc["assistant"].append(entry.text)
+                acc["assistant_len"] += len(entry.text)
             # system notes (branch markers, …) are shown when reading, not ranked
         elif kind == "tool_use":
             name = entry.tool_name or "tool"
@@ -168,12 +187,9 @@ class DocBuilder:
 
     @staticmethod
     def _add_tool_text(acc: dict[str, Any], text: str) -> None:
-        room = TOOLS_FIELD_CAP - acc["tools_len"]
-        if room <= 0 or not text:
-            return
-        text = text[:room]
-        acc["tools"].append(text)
-        acc["tools_len"] += len(text) + 1
+        if text:
+            acc["tools"].append(text)
+            acc["tools_len"] += len(text) + 1
 
     @staticmethod
     def _doc(acc: dict[str, Any]) -> TurnDoc:
@@ -183,6 +199,7 @@ class DocBuilder:
         names = " ".join(dict.fromkeys(acc["names"]))
         return TurnDoc(
             turn=acc["turn"],
+            part=acc.get("part", 0),
             first_seq=acc["first"],
             last_seq=acc["last"],
             timestamp=acc["ts"],
@@ -193,11 +210,15 @@ class DocBuilder:
         )
 
 
+def _full(acc: dict[str, Any]) -> bool:
+    return acc["tools_len"] >= PART_TOOLS_CHARS or acc.get("assistant_len", 0) >= PART_ANSWER_CHARS
+
+
 def build_turns(messages: Iterable[Message]) -> list[Turn]:
     """Turns of a session from its (main-stream) messages, for ``read_turn``."""
     grouped: dict[int, list[Message]] = {}
     for message in messages:
-        if message.turn is not None and not message.is_sidechain:
+        if message.turn is not None:  # subagent work has no turn of the session's own
             grouped.setdefault(message.turn, []).append(message)
     turns = []
     for number in sorted(grouped):

@@ -1,0 +1,35 @@
+"""``core`` is the headless core: importing it (and its CLI entry point) never loads Textual.
+
+Run in a fresh interpreter so what this test process already imported cannot hide a leak
+(harlequin's ``tests/unit_tests/test_import_hygiene.py`` does the same).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+CHECK = """
+import sys
+{imports}
+leaked = sorted(m for m in sys.modules if m == "textual" or m.startswith("textual."))
+print(",".join(leaked))
+"""
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        "import core, core.api, core.cli",
+        "import core.api, core.cli, core.config, core.chains, core.refs, core.model, core.sources.claude, core.demo",
+        "from core.cli import build_parser; build_parser()",
+    ],
+)
+def test_core_never_imports_textual(imports):
+    proc = subprocess.run(
+        [sys.executable, "-c", CHECK.format(imports=imports)], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"core pulled in: {proc.stdout.strip()}"
