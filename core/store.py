@@ -14,7 +14,11 @@ import shutil
 from pathlib import Path
 
 from .catalog import Catalog, CatalogError
+from .sources import PARSER_VERSION
 from .tokenize import TOKENIZER_VERSION
+
+# What the cached index was made with; any difference means a rebuild.
+INDEX_FORMAT = f"tokenizer {TOKENIZER_VERSION}, parser {PARSER_VERSION}"
 
 CATALOG_FILE = "catalog.sqlite"
 SEGMENTS_DIR = "segments"
@@ -54,15 +58,15 @@ def open_catalog(cache: Path, *, writer: bool) -> tuple[Catalog, str | None]:
     reason = None
     try:
         catalog = Catalog(path)
-        tokenizer = catalog.get_meta("tokenizer")
-        if tokenizer is not None and tokenizer != str(TOKENIZER_VERSION):
-            raise CatalogError("the cache was built with another tokenizer")
+        made_with = catalog.get_meta("index_format")
+        if made_with != INDEX_FORMAT and catalog.files(("file_id",), "LIMIT 1"):
+            raise CatalogError(f"the cache was made with {made_with}; this is {INDEX_FORMAT}")
     except CatalogError as exc:
         reason = f"relay-search: rebuilding the cache ({exc})"
         _wipe(cache)
         catalog = Catalog(path)
     with catalog.write() as db:
-        Catalog.set_meta(db, "tokenizer", str(TOKENIZER_VERSION))
+        Catalog.set_meta(db, "index_format", INDEX_FORMAT)
     return catalog, reason
 
 

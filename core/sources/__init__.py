@@ -7,6 +7,10 @@ from importlib import import_module
 
 from .base import AUX, MAIN, SUBAGENT, ReadResult, Source, SourceFile
 
+# Bump when any adapter reads the same file into different entries: caches made by
+# an older parser are then rebuilt instead of serving stale turns.
+PARSER_VERSION = 2
+
 _MODULES = {
     "claude": ("claude", "ClaudeSource"),
     "codex": ("codex", "CodexSource"),

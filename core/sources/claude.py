@@ -15,6 +15,7 @@ the parent is the records' ``sessionId``).
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -272,6 +273,16 @@ def _is_compaction_agent(path: Path) -> bool:
     return path.name.startswith("agent-acompact")
 
 
+def _content_digest(body: Body | None) -> int:
+    """A stable digest of a message's content (crc32; compared within one file)."""
+    if body is None or body.content is None:
+        return 0
+    if isinstance(body.content, str):
+        return zlib.crc32(body.content.encode())
+    parts = [f"{b.type}|{b.text or b.thinking or ''}|{b.id or b.tool_use_id or ''}" for b in body.content]
+    return zlib.crc32("\x00".join(parts).encode())
+
+
 def _decode_block(block: bytes) -> list[Record] | None:
     """All records of a block of lines in one C call, or None to go line by line.
 
@@ -416,10 +427,14 @@ class _FileReader:
             return  # progress, snapshots, queue operations, attachments, …
         uuid = record.uuid
         if uuid:
-            if uuid in self.seen:
-                return  # the same record replayed (continue / resume): counted once
-            self.seen.add(uuid)
-            self.recent.append(uuid)
+            # A replayed record (continue / resume) repeats its uuid *and* content
+            # (not always its timestamp); the same uuid on a different message is a
+            # writer's bug, not a replay, and both are kept.
+            key = f"{uuid}@{_content_digest(record.message)}"
+            if key in self.seen:
+                return  # counted once
+            self.seen.add(key)
+            self.recent.append(key)
             self.uuids.append(uuid)
         self._note_meta(record, timed=not record.isMeta)
         if kind == "system":

@@ -22,7 +22,7 @@ import hashlib
 import json
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,7 +177,9 @@ class Pusher:
         job = self.archive.indexer._job_for(source, row, entry.file_id)
         if job is None:
             return None
-        local = FileEntry(entry.file_id, f["path"], f["agent"], f["kind"], sid, 0, 0, 0, f["replay_of"])
+        # Numbered from 0 and read as if primary: the store keeps each file's own
+        # numbering and raw sidechain flags; readers apply the session's bases.
+        local = replace(entry, turn_base=0, seq_base=0, file_index=0, primary=True)
         try:
             size = source.path.stat().st_size
         except OSError:
@@ -218,20 +220,22 @@ class Pusher:
         if batch:
             yield batch
 
-    def _read(self, fp: FilePlan, result: PushResult) -> tuple[JobOutput, list[Message]] | None:
-        """The file's new passages (with term counts) and its new messages, or None."""
+    def _read(self, fp: FilePlan, result: PushResult) -> tuple[JobOutput, list[Message], bool] | None:
+        """The file's new passages (with term counts), its new messages, and whether
+        they stand for the whole file; None when it cannot be read now."""
         out = run_job(fp.job)
         if out.missing:
             return None
         if out.error and out.n_messages == 0 and not out.docs:
             result.failed.append((fp.entry.path, out.error))
             return None
-        start = 0 if out.replace else fp.job.state.get("builder", {}).get("next_seq", 0)
+        whole = out.replace or fp.job.offset == 0
+        start = 0 if whole else fp.job.state.get("builder", {}).get("next_seq", 0)
         messages = list(islice(self.archive.reader.iter_file(fp.entry), start, out.n_messages))
         if len(messages) != out.n_messages - start:
             result.failed.append((fp.entry.path, "the file changed while it was read; the next sync retries"))
             return None
-        return out, messages
+        return out, messages, whole
 
     def _apply(self, batch: list[SessionPlan], outputs: dict[int, Any], result: PushResult) -> None:
         conn = self.conn
@@ -247,8 +251,7 @@ class Pusher:
                 got = outputs.get(id(fp))
                 if got is None:
                     continue
-                out, messages = got
-                self._apply_file(fp, out, messages, delta, result)
+                self._apply_file(fp, *got, delta, result)
             self._upsert_session(sp)
             result.sessions += 1
         conn.execute(
@@ -267,12 +270,12 @@ class Pusher:
         ).fetchall()
         return {r[0]: dict(zip(cols, r)) for r in rows}
 
-    def _apply_file(self, fp: FilePlan, out: JobOutput, messages: list[Message], delta: list, result: PushResult) -> None:
+    def _apply_file(self, fp: FilePlan, out: JobOutput, messages: list[Message], whole: bool, delta: list, result: PushResult) -> None:
         conn = self.conn
         file_id = None
         if fp.remote is not None:
             file_id = conn.execute("SELECT file_id FROM files WHERE user_id=%s AND path=%s", (self.user_id, fp.entry.path)).fetchone()[0]
-            if out.replace:
+            if whole:
                 conn.execute("DELETE FROM messages WHERE file_id=%s", (file_id,))
                 gone = conn.execute("DELETE FROM docs WHERE file_id=%s RETURNING doc_id, len_main, len_tool", (file_id,)).fetchall()
             elif out.docs:
@@ -288,7 +291,7 @@ class Pusher:
                 delta[0] -= len(gone)
                 delta[1] -= sum(g[1] for g in gone)
                 delta[2] -= sum(g[2] for g in gone)
-        file_id = self._upsert_file(fp, out)
+        file_id = self._upsert_file(fp, out, whole)
         if messages:
             with conn.cursor().copy(f"COPY stage_messages ({_MESSAGE_COLS}) FROM STDIN") as copy:
                 for m in messages:
@@ -301,7 +304,7 @@ class Pusher:
         result.messages += len(messages)
         result.docs += len(out.docs)
 
-    def _upsert_file(self, fp: FilePlan, out: JobOutput) -> int:
+    def _upsert_file(self, fp: FilePlan, out: JobOutput, whole: bool) -> int:
         f = fp.job.file
         row = self.conn.execute(
             """
@@ -323,7 +326,7 @@ class Pusher:
                 "kind": f.kind, "pkey": f.project_key, "okey": f.order_key, "replay": fp.replay_key,
                 "n_messages": out.n_messages, "n_turns": out.n_turns, "size": out.size, "mtime": out.mtime_ns,
                 "inode": out.inode, "offset": out.offset, "state": _encode_state(out.state), "skipped": out.skipped,
-                "error": _clean(out.error) if out.error else None, "replace": out.replace,
+                "error": _clean(out.error) if out.error else None, "replace": whole,
             },
         ).fetchone()  # fmt: skip
         return int(row[0])
