@@ -7,6 +7,7 @@ import shutil
 import bm25s
 import numpy as np
 
+from core.index import bm25
 from core.index.bm25 import Snapshot
 from core.index.segment import build_from_coo, merge_segments
 from core.tokenize import Tokenizer
@@ -57,7 +58,7 @@ def test_scores_equal_bm25s_lucene():
     # Split over three segments: scores must not depend on the split.
     segs = [_coo_segment("a", docs[:4], 1), _coo_segment("b", docs[4:9], 5), _coo_segment("c", docs[9:], 10)]
     snap = Snapshot.create(segs, np.zeros(0, np.int64))
-    reference = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    reference = bm25s.BM25(method="lucene", k1=bm25.K1, b=bm25.B)
     reference.index(bm25s.tokenization.Tokenized(ids=[[vocab[t] for t in toks] for toks in token_lists], vocab={str(v): v for v in vocab.values()}), show_progress=False)
     for query in ("watchdog bursts", "flaky invoice", "partial lines complete", "bm25 k1"):
         ids = [vocab[t] for t in tok.query_terms(query) if t in vocab]

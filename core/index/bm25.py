@@ -22,9 +22,9 @@ import numpy as np
 
 from .segment import TOOL_FIELD, Segment
 
-K1 = 1.5
+K1 = 1.2
 B = 0.75
-TOOLS_WEIGHT = 0.35
+TOOLS_WEIGHT = 0.6
 
 
 @dataclass(frozen=True, slots=True)
