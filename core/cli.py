@@ -120,10 +120,11 @@ def _progress_printer() -> callable | None:
 
 
 def open_archive(args: argparse.Namespace, *, sync: bool = True):
-    from .api import Archive
+    """The store the command reads: the team store for ``--store``/RELAY_SEARCH_STORE, else embedded."""
+    from .team import open_store
 
     config = config_from_args(args)
-    archive = Archive.open(config, progress=_progress_printer(), sync=False)
+    archive = open_store(config, getattr(args, "store", None), progress=_progress_printer())
     if archive.rebuilt:
         print(archive.rebuilt, file=sys.stderr)
     if sync:

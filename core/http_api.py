@@ -30,7 +30,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .errors import BadInput, RelayError
-from .mcp_server import build_server
+from .mcp_server import _scoped, build_server
 from .views import session_message_dict
 
 if TYPE_CHECKING:
@@ -146,10 +146,10 @@ def _handlers(archive: Archive) -> list[Route]:
         return await call(query)
 
     async def session_messages(request: Request) -> Response:
-        ref = request.path_params["session_id"]
         p = request.query_params
 
         def start() -> tuple[bytes, Iterator[Any], list[Any]]:
+            ref = _scoped(archive, request.path_params["session_id"], _opt(p, "user"))
             options = {
                 "since": _opt(p, "since"),
                 "include_tools": _flag(p, "include_tools"),

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import RelayError
+from .errors import NotFound, RelayError
 from .views import session_message_dict, turn_to_dict
 
 if TYPE_CHECKING:
@@ -59,6 +59,10 @@ Offset = Annotated[int, Field(ge=0, description="Number of results to skip, for 
 Ref = Annotated[str, Field(min_length=1, description=REF)]
 OptStr = str | None
 Date = Annotated[str | None, Field(description=DATE)]
+User = Annotated[
+    str | None,
+    Field(description="Whose session (team store); needed only when two users share the reference."),
+]
 
 
 # --- result models: output schemas for the core's to_dict() shapes ---------------
@@ -216,6 +220,19 @@ def _readable_errors(archive: Archive) -> Iterator[None]:
         raise ToolError(str(err)) from err
 
 
+def _scoped(archive: Archive, ref: str, user: str | None) -> str:
+    """``ref`` limited to ``user``'s sessions: ``user/ref`` on a team store; on the
+    embedded store (one user) only a check that the user is this archive's."""
+    if not user:
+        return ref
+    scope = getattr(archive, "scope_ref", None)
+    if scope is not None:
+        return scope(ref, user)
+    if user not in archive.list_users():
+        raise NotFound(f"Unknown user: {user}")
+    return ref
+
+
 def build_server(archive: Archive) -> MCPServer:
     """An MCP server exposing ``archive`` (SPEC §5); transport-agnostic (stdio or HTTP)."""
     server: MCPServer = MCPServer("relay-search", instructions=INSTRUCTIONS, version=VERSION)
@@ -293,6 +310,7 @@ def build_server(archive: Archive) -> MCPServer:
         ] = None,
         offset: Offset = 0,
         limit: Annotated[int | None, Field(ge=1, le=500, description="Maximum turns (1-500).")] = None,
+        user: User = None,
     ) -> ConversationResult:
         """Read a conversation: session metadata plus its turns (prompt, answer, tools).
 
@@ -303,7 +321,7 @@ def build_server(archive: Archive) -> MCPServer:
         """
         with _readable_errors(archive):
             conv = archive.get_conversation(
-                session_id_or_slug, session=session, around_timestamp=around_timestamp,
+                _scoped(archive, session_id_or_slug, user), session=session, around_timestamp=around_timestamp,
                 roles=roles, offset=offset, limit=limit,
             )  # fmt: skip
             return ConversationResult.model_validate(conv.to_dict())
@@ -314,6 +332,7 @@ def build_server(archive: Archive) -> MCPServer:
         turn_number: Annotated[
             int | None, Field(ge=0, description="0-based turn; omit when the reference carries it.")
         ] = None,
+        user: User = None,
     ) -> TurnResult:
         """One user–assistant exchange: the prompt, the answer text and the tools used.
 
@@ -322,7 +341,7 @@ def build_server(archive: Archive) -> MCPServer:
         chars} for Write, {tool, command} for Bash, {tool, pattern} for Grep/Glob.
         """
         with _readable_errors(archive):
-            turn = archive.read_turn(session_id, turn_number)
+            turn = archive.read_turn(_scoped(archive, session_id, user), turn_number)
             return TurnResult.model_validate(turn_to_dict(turn))
 
     @tool
@@ -332,6 +351,7 @@ def build_server(archive: Archive) -> MCPServer:
         before: Annotated[int, Field(ge=0, le=200, description="Messages before.")] = 5,
         after: Annotated[int, Field(ge=0, le=200, description="Messages after.")] = 5,
         include_tool_outputs: bool = True,
+        user: User = None,
     ) -> MessageContextResult:
         """The raw messages around one message, including tool calls and results.
 
@@ -341,7 +361,7 @@ def build_server(archive: Archive) -> MCPServer:
         """
         with _readable_errors(archive):
             ctx = archive.get_message_context(
-                session_id, sequence, before=before, after=after,
+                _scoped(archive, session_id, user), sequence, before=before, after=after,
                 include_tool_outputs=include_tool_outputs,
             )  # fmt: skip
             return MessageContextResult.model_validate(ctx.to_dict())
@@ -352,6 +372,7 @@ def build_server(archive: Archive) -> MCPServer:
         since: Annotated[OptStr, Field(description="ISO 8601; only messages after this time.")] = None,
         include_tools: bool = False,
         include_thinking: bool = False,
+        user: User = None,
     ) -> SessionMessages:
         """Every message of a session in order, across all of its transcript files.
 
@@ -361,6 +382,7 @@ def build_server(archive: Archive) -> MCPServer:
         A whole-chain reference means its latest session; use slug#N for another.
         """
         with _readable_errors(archive):
+            session_id = _scoped(archive, session_id, user)
             head = archive.one_session(session_id)
             messages = [
                 session_message_dict(m)
@@ -394,9 +416,9 @@ def build_server(archive: Archive) -> MCPServer:
             return UserList(users=archive.list_users(project=project, date_from=date_from, date_to=date_to))
 
     @tool
-    def get_session_statistics(session_id: Ref) -> SessionStatistics:
+    def get_session_statistics(session_id: Ref, user: User = None) -> SessionStatistics:
         """Counts for one session (turns, messages, tool calls by name, first/last activity)."""
         with _readable_errors(archive):
-            return SessionStatistics.model_validate(archive.session_statistics(session_id))
+            return SessionStatistics.model_validate(archive.session_statistics(_scoped(archive, session_id, user)))
 
     return server

@@ -68,8 +68,9 @@ def _assemble(sid: str, rows: list[dict], config: Config) -> dict | None:
     others = sorted((r for r in rows if r["kind"] != MAIN), key=order)
     if not mains:
         # Subagent transcripts whose parent transcript is gone: the only record of
-        # that conversation, so it is listed (its subagent files stand in for it).
-        mains, others = others, []
+        # that conversation, so it is listed (its subagent files stand in for it) —
+        # unless all that is left are Claude Code's "Warmup" pings.
+        mains, others = [r for r in others if not _is_warmup(r)], []
     if sum(r["n_messages"] for r in mains) == 0:
         return None
     ordered = mains + others
@@ -118,6 +119,11 @@ def apply_links(db, links: dict[str, str], summaries: dict[str, list[str]]) -> C
             db.execute("UPDATE sessions SET continues=?, summary=? WHERE session_id=?", (new_cont, new_summ, sid))
             changes.changed.add(sid)
     return changes
+
+
+def _is_warmup(row: dict) -> bool:
+    """Claude Code 2.0 starts each subagent with a one-word "Warmup" prompt."""
+    return (row["meta_d"].get("first_prompt") or "").strip() == "Warmup"
 
 
 def _first(values):

@@ -435,7 +435,10 @@ class _FileReader:
                 return  # counted once
             self.seen.add(key)
             self.recent.append(key)
-            self.uuids.append(uuid)
+            if not record.isMeta:
+                # (a /clear'd session copies the previous one's meta caveat: sharing
+                # that record does not make it a continuation)
+                self.uuids.append(uuid)
         self._note_meta(record, timed=not record.isMeta)
         if kind == "system":
             if record.subtype == "compact_boundary":
