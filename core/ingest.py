@@ -18,7 +18,7 @@ from pathlib import Path
 from .index.postings import Postings, count_terms
 from .index.segment import Segment, build_from_coo, save_segment
 from .model import FileMeta
-from .sources import SUBAGENT, SourceFile, get_source
+from .sources import SourceFile, get_source
 from .timeutil import parse_ts
 from .tokenize import default_tokenizer
 from .turns import DocBuilder, TurnDoc
@@ -106,10 +106,6 @@ def run_job(job: Job) -> JobOutput:
         if own_first:
             meta = replace(meta, first_timestamp=own_first)
     builder = DocBuilder(None if result.replace else job.state.get("builder"))
-    if job.file.kind == SUBAGENT and builder.turn < 0 and entries and not entries[0].starts_turn:
-        # A subagent's prompt may live only in the parent's Task call (2.0.x files
-        # that open with the reply): index its work anyway, it is searchable there.
-        entries = [replace(entries[0], starts_turn=True), *entries[1:]]
     docs = builder.feed(entries)
     state = {"adapter": result.state, "builder": builder.state()}
     if job.exclude is not None and meta.first_timestamp:

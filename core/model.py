@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 # Roles and types are plain strings so the values print and serialize as-is.
 ROLES = ("user", "assistant", "system", "tool")
 TYPES = ("text", "tool_use", "tool_result", "thinking", "compaction", "summary")
@@ -18,13 +20,14 @@ TYPES = ("text", "tool_use", "tool_result", "thinking", "compaction", "summary")
 COMPACTION_TEXT = "Context compacted"
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(msgspec.Struct, frozen=True, kw_only=True):
     """One message as an adapter read it, before it is numbered into a session.
 
     ``starts_turn`` is the adapter's verdict that a person typed this (SPEC §2 turn
     rules); the turn builder trusts it. ``tool_name``/``tool_input`` are kept for
-    compact rendering of tool calls (``read_turn``'s ``tools_used``).
+    compact rendering of tool calls (``read_turn``'s ``tools_used``). A msgspec
+    Struct rather than a dataclass: adapters create one per message on the hot
+    path of indexing, and a Struct is built in C.
     """
 
     role: str

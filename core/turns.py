@@ -19,9 +19,9 @@ from typing import Any
 
 from .model import Entry, Message, Turn
 
-TOOL_INPUT_CHARS = 300  # of each tool call's input, in the tools field
-TOOL_OUTPUT_HEAD = 600  # of each tool output, start …
-TOOL_OUTPUT_TAIL = 300  # … and end (errors and summaries sit there)
+TOOL_INPUT_CHARS = 200  # of each tool call's input, in the tools field
+TOOL_OUTPUT_HEAD = 400  # of each tool output, start …
+TOOL_OUTPUT_TAIL = 200  # … and end (errors and summaries sit there)
 # A long autonomous turn (hundreds of tool calls) is indexed as passages of about
 # this much text, each carrying the prompt: BM25's length normalization then
 # compares like with like, and a detail deep in the turn is not cut off.

@@ -109,6 +109,7 @@ IGNORED_TYPES = frozenset(
     {b"progress", b"file-history-snapshot", b"queue-operation", b"attachment", b"last-prompt",
      b"permission-mode", b"worktree-state", b"mode", b"agent-name", b"pr-link", b"frame-link"}
 )
+WANTED_TYPES = frozenset({"user", "assistant", "system", "summary", "custom-title", "ai-title"})
 _TYPE_KEY = b'"type":"'
 _TOOL_USE_RESULT = b',"toolUseResult":'
 
@@ -374,9 +375,10 @@ class ClaudeSource:
         for end, block in iter_blocks(file.path, offset):
             records = _decode_block(block)
             if records is not None:
-                for record in records:
-                    reader.feed_record(record, index)
-                    index += 1
+                feed = reader.feed_record
+                for at in [i for i, r in enumerate(records) if r.type in WANTED_TYPES]:
+                    feed(records[at], index + at)
+                index += len(records)
             else:  # some line is malformed or odd: take them one at a time
                 for line in block.splitlines(keepends=True):
                     reader.feed(line, index)
@@ -564,6 +566,13 @@ class _FileReader:
                 )
 
     def result(self, offset: int, *, replace: bool, lines: int) -> ReadResult:
+        if self.file.kind == SUBAGENT and self.entries and not self.meta.get("opened"):
+            # A subagent's prompt may live only in the parent's Task call (2.0.x files
+            # that open with the reply): its work still forms a turn, so it is indexed
+            # and read like any other.
+            if not self.entries[0].starts_turn:
+                self.entries[0] = msgspec.structs.replace(self.entries[0], starts_turn=True)
+            self.meta["opened"] = True
         meta = self.meta
         session_id = self.file.session_id
         if self.file.kind == SUBAGENT:
