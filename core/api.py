@@ -135,12 +135,17 @@ class Archive:
         result = self.indexer.sync(paths, progress)
         if paths is None:
             self._first_index.set()
-        if paths is None and result.files_read > 200:
-            self.indexer.merge_all()
+        if self._watcher is not None:  # a long-lived process: keep segments few
+            self.indexer.merge_in_background()
         if result.changed:
             for listener in list(self._listeners):
                 listener(result)
         return result
+
+    def compact(self) -> None:
+        """Merge every segment into one (``relay-search index`` does this)."""
+        if self.writer:
+            self.indexer.merge_all()
 
     def rebuild(self, progress: Callable[[Progress], None] | None = None) -> UpdateResult:
         if not self.writer:
@@ -154,6 +159,7 @@ class Archive:
             self._listeners.append(on_change)
         if self._watcher is not None:
             return
+        self.indexer.merge_in_background()
         roots = [root for source in all_sources(self.config.agents) for root in source.watch_roots(self.config)]
         if self.writer:
             self._watcher = Watcher(roots, lambda paths: self.sync(paths))

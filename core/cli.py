@@ -224,6 +224,7 @@ def cmd_index(args) -> int:
             result = archive.rebuild(progress=_progress_printer())
         else:
             result = archive.sync(progress=_progress_printer())
+        archive.compact()
         if args.stats or args.json:
             stats = archive.stats()
             if args.json:

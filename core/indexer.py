@@ -49,6 +49,8 @@ class Indexer:
         self.segments_dir = segments_dir
         self.on_publish = on_publish
         self._sync_lock = threading.RLock()
+        self._merge_lock = threading.Lock()
+        self._merger: threading.Thread | None = None
         self._segments: dict[str, Any] = {}
 
     # --- snapshots -------------------------------------------------------------------
@@ -91,7 +93,6 @@ class Indexer:
                 self._run(jobs, total_bytes, known, result, progress)
             if result.need_links:
                 self._relink(result)
-            self._maybe_merge()
             result.seconds = time.perf_counter() - started
             return result.freeze()
 
@@ -205,6 +206,7 @@ class Indexer:
     def _commit(self, chunk: ChunkOutput, known: dict[str, dict], result: _Tally) -> None:
         """Record a chunk's files, documents and segment in one transaction."""
         affected: set[str] = set()
+        doc_rows: list[tuple] = []
         with self.catalog.write() as db:
             for out in chunk.outputs:
                 key = str(out.file.path)
@@ -220,7 +222,9 @@ class Indexer:
                     affected.add(row["session_id"])
                 if out.meta.session_id:
                     affected.add(out.meta.session_id)
-                if out.replace:
+                if row is None:
+                    pass  # a new file has no documents to replace
+                elif out.replace:
                     _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
                     db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
                 elif out.docs:
@@ -228,19 +232,19 @@ class Indexer:
                     keys = [(file_id, d.turn, d.part) for d in out.docs]
                     db.executemany("INSERT OR IGNORE INTO tombstones(doc_id) SELECT doc_id FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
                     db.executemany("DELETE FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
-                if out.docs:
-                    db.executemany(
-                        "INSERT INTO docs(doc_id, file_id, turn, part, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?,?)",
-                        [
-                            (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
-                            for doc_id, d in zip(out.doc_ids.tolist(), out.docs)
-                        ],
-                    )
+                doc_rows.extend(
+                    (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
+                    for doc_id, d in zip(out.doc_ids.tolist(), out.docs)
+                )
                 result.files_read += 1
                 result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
                 result.skipped += out.skipped
                 if out.summaries or (out.replace and out.file.kind == MAIN):
                     result.need_links = True
+            db.executemany(
+                "INSERT INTO docs(doc_id, file_id, turn, part, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?,?)",
+                doc_rows,
+            )
             if chunk.segment:
                 db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (chunk.segment, chunk.n_docs))
             result.note(session_rows.rebuild(db, affected, self.config))
@@ -248,8 +252,6 @@ class Indexer:
         self.on_publish(self.load_snapshot())
 
     def _upsert_file(self, db, out: JobOutput, row: dict | None) -> int:
-        meta_json = json.dumps(msgspec.to_builtins(out.meta))
-        state = _encode_state(out.state)
         summaries = json.dumps(out.summaries) if out.summaries else None
         if row is None or out.replace:
             hashes = out.hashes.tobytes() if out.hashes.shape[0] else None
@@ -264,7 +266,8 @@ class Indexer:
             path=str(out.file.path), agent=out.file.agent, kind=out.file.kind, project_key=out.file.project_key,
             order_key=out.file.order_key, session_id=out.meta.session_id, size=out.size, mtime_ns=out.mtime_ns,
             inode=out.inode, offset=out.offset, skipped=skipped, error=out.error, n_messages=out.n_messages,
-            n_turns=out.n_turns, meta=meta_json, state=state, summaries=summaries, uuid_hashes=hashes,
+            n_turns=out.n_turns, meta=out.meta_json or json.dumps(msgspec.to_builtins(out.meta)),
+            state=out.state_blob or _encode_state(out.state), summaries=summaries, uuid_hashes=hashes,
         )
         if row is None:
             values = {"file_id": out.file_id, **values}
@@ -299,11 +302,6 @@ class Indexer:
     def _bump(self, db) -> None:
         generation = int(self.catalog.get_meta("generation", "0") or 0) + 1
         Catalog.set_meta(db, "generation", str(generation))
-
-    def _new_segment_name(self, db) -> str:
-        counter = int(self.catalog.get_meta("segment_counter", "0") or 0) + 1
-        Catalog.set_meta(db, "segment_counter", str(counter))
-        return segment_name(counter)
 
     # --- continuation links and replayed records -------------------------------------------
 
@@ -382,12 +380,24 @@ class Indexer:
 
     # --- merging ---------------------------------------------------------------------------
 
-    def _maybe_merge(self) -> None:
-        names = self.catalog.segment_names()
-        if len(names) <= 1:
+    def merge_in_background(self) -> None:
+        """Merge small segments (and purge dead documents) on a thread, if worth it.
+
+        Long-lived processes (app, servers) call this after syncs; queries go on
+        using the published snapshot until the merged segment is swapped in.
+        """
+        if self._merger is not None and self._merger.is_alive():
             return
+        self._merger = threading.Thread(target=self._merge_if_worth_it, name="relay-search-merge", daemon=True)
+        self._merger.start()
+
+    def _merge_if_worth_it(self) -> None:
         snapshot = self.load_snapshot()
         segs = list(snapshot.segments)
+        if len(segs) <= 1:
+            if segs and snapshot.dead_count() > 0.25 * max(1, segs[0].n_docs):
+                self.merge(segs, list(snapshot.alive))
+            return
         sizes = [s.n_docs for s in segs]
         biggest = max(range(len(segs)), key=sizes.__getitem__)
         dead_big = int((~snapshot.alive[biggest]).sum())
@@ -400,25 +410,31 @@ class Indexer:
         self.merge([segs[i] for i in picked], [snapshot.alive[i] for i in picked])
 
     def merge_all(self) -> None:
-        with self._sync_lock:
-            snapshot = self.load_snapshot()
-            if len(snapshot.segments) > 1 or snapshot.dead_count():
-                self.merge(list(snapshot.segments), list(snapshot.alive))
+        snapshot = self.load_snapshot()
+        if len(snapshot.segments) > 1 or snapshot.dead_count():
+            self.merge(list(snapshot.segments), list(snapshot.alive))
 
     def merge(self, segments, alive) -> None:
-        with self.catalog.write() as db:
-            name = self._new_segment_name(db)
+        """Replace ``segments`` by one holding their alive documents.
+
+        The merge itself runs outside any transaction: a sync meanwhile may add
+        segments or tombstones (tombstones name doc ids, so they apply to the
+        merged segment too); only the swap is one short transaction.
+        """
+        with self._merge_lock:
+            name = segment_name(self._reserve_chunks(1))
             merged = merge_segments(name, segments, alive)
             save_segment(merged, self.segments_dir)
             old = [s.name for s in segments]
             gone_ids = np.concatenate([np.asarray(s.doc_ids)[~a] for s, a in zip(segments, alive)]) if segments else np.zeros(0)
-            db.executemany("DELETE FROM segments WHERE name=?", [(n,) for n in old])
-            db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (name, merged.n_docs))
-            db.executemany("DELETE FROM tombstones WHERE doc_id=?", [(int(d),) for d in gone_ids.tolist()])
-            self._bump(db)
-        self.on_publish(self.load_snapshot())
-        for n in old:
-            shutil.rmtree(self.segments_dir / n, ignore_errors=True)
+            with self.catalog.write() as db:
+                db.executemany("DELETE FROM segments WHERE name=?", [(n,) for n in old])
+                db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (name, merged.n_docs))
+                db.executemany("DELETE FROM tombstones WHERE doc_id=?", [(int(d),) for d in gone_ids.tolist()])
+                self._bump(db)
+            self.on_publish(self.load_snapshot())
+            for n in old:
+                shutil.rmtree(self.segments_dir / n, ignore_errors=True)
 
 
 class _Tally:

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from pathlib import Path
@@ -74,6 +75,8 @@ class JobOutput:
     n_turns: int
     file_id: int = 0
     doc_ids: np.ndarray | None = None
+    meta_json: str = ""  # catalog encodings, made here so the writer only stores them
+    state_blob: bytes = b""
     error: str | None = None
     missing: bool = False
 
@@ -110,6 +113,8 @@ def run_job(job: Job) -> JobOutput:
     state = {"adapter": result.state, "builder": builder.state()}
     if job.exclude is not None and meta.first_timestamp:
         state["own_first"] = meta.first_timestamp
+    meta_json = msgspec.json.encode(meta).decode()
+    state_blob = msgspec.msgpack.encode(state)
     return JobOutput(
         file=job.file,
         size=stat.st_size,
@@ -127,6 +132,8 @@ def run_job(job: Job) -> JobOutput:
         n_messages=builder.next_seq,
         n_turns=builder.turn + 1,
         file_id=job.file_id,
+        meta_json=meta_json,
+        state_blob=state_blob,
         error=result.error,
     )
 

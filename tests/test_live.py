@@ -213,3 +213,21 @@ def test_nothing_is_written_into_transcript_dirs(tmp_path):
         archive.set_tags(SID, ["keep"])
         archive.get_conversation(SID)
     assert sorted(str(p) for p in projects.rglob("*")) == before
+
+
+def test_a_watching_process_merges_small_segments_in_the_background(tmp_path):
+    _, path = _session(tmp_path)
+    with open_archive(tmp_path) as archive:
+        archive.start_watching()
+        try:
+            for i in range(14):
+                with open(path, "ab") as handle:
+                    handle.write(_line(SID, f"heron number{i}", f"aaaaaaaa-0000-4000-8000-0000000002{i:02d}"))
+                archive.sync([path])
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and len(archive.catalog.segment_names()) > 9:
+                time.sleep(0.05)
+            assert len(archive.catalog.segment_names()) <= 9
+            assert len(archive.search("heron", limit=50)) == 15 - 1  # turns 1..14 (turn 0 is the gizmo prompt)
+        finally:
+            archive.stop_watching()
