@@ -1,0 +1,42 @@
+"""``python -m tui [--home DIR] [--demo] [--root DIR] [--pattern GLOB]``.
+
+The real entry point is ``relay-search`` (``core.cli``); this one is for working on
+the app itself. ``--demo`` writes the demo corpus into a temporary HOME first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+from .app import make_app
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
+    parser.add_argument("--home", type=Path, help="use only this HOME (transcripts and cache)")
+    parser.add_argument("--demo", action="store_true", help="write the demo corpus into HOME (a temp dir by default)")
+    parser.add_argument("--now", help="pin 'now' (ISO 8601) for relative times")
+    parser.add_argument("--root", help="a Claude projects dir to read instead")
+    parser.add_argument("--pattern", help="glob over project dir names")
+    args = parser.parse_args(argv)
+    now = datetime.fromisoformat(args.now) if args.now else None
+    home = args.home
+    if args.demo:
+        from core.demo import write_demo_corpus
+
+        home = home or Path(tempfile.mkdtemp(prefix="relay-search-demo-"))
+        write_demo_corpus(home, now=now)
+    config = None
+    if args.root or args.pattern:
+        from core.config import Config
+
+        env = {"HOME": str(home)} if home else None
+        config = Config.from_env(env, root=args.root, pattern=args.pattern)
+    make_app(home, config=config, now=now).run()
+
+
+if __name__ == "__main__":
+    main()

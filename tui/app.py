@@ -1,0 +1,360 @@
+"""The relay-search terminal app: lifecycle, workers, clipboard, filters.
+
+Start-up never waits on disk: the archive opens as cached (``sync=False``) and the
+panes fill at once; a thread worker then syncs with the transcripts (progress in
+the status bar) and starts the watcher, whose callbacks (on the watcher's thread)
+become :class:`~tui.messages.ArchiveChanged` messages. Every blocking call runs
+through :meth:`RelayApp.submit`, and every worker failure lands in one handler.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.message_pump import MessagePump
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from . import tasks
+from .keys import MAIN_KEYS
+from .messages import (
+    ArchiveChanged,
+    ArchiveOpened,
+    Copied,
+    SessionCount,
+    StatsUpdated,
+    SyncFinished,
+    SyncProgress,
+    TagsLoaded,
+    TagsSaved,
+)
+from .screens.dialogs import DATE_CHOICES, TagScreen
+from .screens.empty import EmptyScreen
+from .screens.main import MainScreen
+from .tasks import Filters
+
+REFRESH_DELAY = 0.25  # seconds: live changes within this window refresh once
+
+
+class RelayApp(App[None]):
+    """Three panes on one :class:`core.api.Archive`; see :func:`make_app`."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "relay-search"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
+
+    def __init__(self, config: Any, *, now: datetime | None = None, archive: Any = None) -> None:
+        super().__init__()
+        _start_resource_tracker()  # before Textual captures sys.stderr (see there)
+        self.config = config
+        self._now = now
+        self.archive = archive
+        self._owns_archive = archive is None
+        self.filters = Filters()
+        self.stats: Any = None
+        self.syncing = False
+        self.watching = False
+        self.sync_result: Any = None
+        self._lock = threading.Lock()
+        self._changed: set[str] = set()
+        self._new: set[str] = set()
+        self._removed: set[str] = set()
+        self._refresh_pending = False
+        self._empty_shown = False
+        self._tag_label: str | None = None
+
+    # --- basics ------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """The clock relative times use (fixed in tests and screenshots)."""
+        return self._now or datetime.now(UTC)
+
+    def get_default_screen(self) -> Screen:
+        return MainScreen()
+
+    @property
+    def main(self) -> MainScreen:
+        return self.screen_stack[0]  # type: ignore[return-value]
+
+    def submit(
+        self,
+        fn: Callable[..., Message | None],
+        *args: Any,
+        reply_to: MessagePump | None = None,
+        group: str = "default",
+        exclusive: bool = False,
+        name: str = "",
+        **kwargs: Any,
+    ) -> Worker:
+        """Run ``fn(archive, *args, **kwargs)`` in a thread; post its message to ``reply_to``.
+
+        The message is dropped if the worker was cancelled meanwhile (an exclusive
+        group started a newer one), which is how stale searches disappear.
+        """
+        archive = self.archive
+        target = reply_to or self
+
+        def run() -> Message | None:
+            message = fn(archive, *args, **kwargs)
+            if message is not None and not get_current_worker().is_cancelled:
+                target.post_message(message)
+            return message
+
+        return self.run_worker(
+            run, name=name or fn.__name__, group=group, exclusive=exclusive, thread=True, exit_on_error=False
+        )
+
+    # --- start-up: open, sync, watch -----------------------------------------
+
+    def start(self) -> None:
+        """Called by the main screen once its panes exist: open, then sync."""
+        if self.archive is not None:
+            self.post_message(ArchiveOpened())
+        else:
+            self.submit(self._open, name="open index", group="lifecycle")
+
+    def _open(self, _archive: Any) -> ArchiveOpened:
+        from core.api import Archive
+
+        clock = (lambda: self._now.timestamp()) if self._now is not None else None
+        self.archive = Archive.open(self.config, sync=False, now=clock)
+        return ArchiveOpened()
+
+    @on(ArchiveOpened)
+    def _opened(self) -> None:
+        self.main.refresh_all()
+        self.main.set_status("Indexing…")
+        self.syncing = True
+        self.submit(self._sync, name="index", group="lifecycle")
+
+    def _sync(self, archive: Any) -> SyncFinished:
+        def progress(p: Any) -> None:
+            self.post_message(SyncProgress(p.done_files, p.total_files, p.phase))
+
+        return SyncFinished(archive.sync(progress=progress))
+
+    @on(SyncProgress)
+    def _progress(self, message: SyncProgress) -> None:
+        self.main.show_progress(message.done_files, message.total_files)
+        self.main.set_status(f"{message.phase.capitalize()} {message.done_files:,}/{message.total_files:,} files…")
+
+    @on(SyncFinished)
+    def _synced(self, message: SyncFinished) -> None:
+        self.syncing = False
+        self.sync_result = message.result
+        self.main.hide_progress()
+        self.main.refresh_all(refresh=True)
+        self.submit(tasks.stats, group="stats", exclusive=True)
+        self.submit(tasks.session_count, group="count", exclusive=True)
+        if not self.watching:
+            self.watching = True
+            self.submit(self._watch, name="watch", group="lifecycle")
+        if message.result is not None and getattr(message.result, "rebuilt", None):
+            self.notify(f"Index rebuilt: {message.result.rebuilt}")
+
+    def _watch(self, archive: Any) -> None:
+        archive.start_watching(on_change=self._on_change)
+
+    def _on_change(self, result: Any) -> None:
+        """Watcher thread: remember what changed, then wake the UI (bursts collapse)."""
+        with self._lock:
+            self._changed.update(getattr(result, "changed_sessions", ()) or ())
+            self._changed.update(getattr(result, "new_sessions", ()) or ())
+            self._new.update(getattr(result, "new_sessions", ()) or ())
+            self._removed.update(getattr(result, "removed_sessions", ()) or ())
+        self.post_message(ArchiveChanged())
+
+    @on(ArchiveChanged)
+    def _archive_changed(self) -> None:
+        if not self._refresh_pending:
+            self._refresh_pending = True
+            self.set_timer(REFRESH_DELAY, self._apply_changes)
+
+    def _apply_changes(self) -> None:
+        self._refresh_pending = False
+        with self._lock:
+            changed, new, removed = self._changed, self._new, self._removed
+            self._changed, self._new, self._removed = set(), set(), set()
+        self.main.archive_changed(changed, new, removed)
+        self.submit(tasks.stats, group="stats", exclusive=True)
+        if self._empty_shown:
+            self.submit(tasks.session_count, group="count", exclusive=True)
+
+    def rescan(self) -> None:
+        if self.archive is not None and not self.syncing:
+            self.syncing = True
+            self.submit(self._sync, name="index", group="lifecycle")
+
+    @on(SessionCount)
+    def _counted(self, message: SessionCount) -> None:
+        if message.count == 0 and not self._empty_shown and not self.filters.active:
+            self._empty_shown = True
+            skipped = self.stats.skipped_lines if self.stats is not None else 0
+            self.push_screen(EmptyScreen(self.config, skipped))
+        elif message.count > 0 and self._empty_shown:
+            self._empty_shown = False
+            if isinstance(self.screen, EmptyScreen):
+                self.pop_screen()
+            self.main.refresh_all(refresh=True)
+            self.notify("Sessions found.")
+
+    @on(StatsUpdated)
+    def _stats(self, message: StatsUpdated) -> None:
+        self.stats = stats = message.stats
+        parts = [f"{stats.sessions:,} sessions", f"{stats.turns:,} turns", f"{stats.files:,} files"]
+        if stats.skipped_lines:
+            parts.append(f"⚠ {stats.skipped_lines:,} unreadable lines in {len(stats.files_with_skips):,} files")
+        if stats.errors:
+            parts.append(f"⚠ {len(stats.errors):,} unreadable files")
+        if self.watching:
+            parts.append("watching for changes")
+        self.main.set_status(" · ".join(parts))
+
+    def on_unmount(self) -> None:
+        archive = self.archive
+        if archive is None:
+            return
+        try:
+            archive.stop_watching()
+            if self._owns_archive and not self.syncing:
+                archive.close()
+        except Exception as error:  # shutting down: report, never raise
+            self.log.error(f"closing the archive: {error!r}")
+
+    # --- errors: one place ---------------------------------------------------
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        if event.state != WorkerState.ERROR:
+            return
+        worker = event.worker
+        error = worker.error
+        from core.errors import RelayError
+
+        if worker.group == "lifecycle":
+            self.syncing = False
+            if self.screen_stack:
+                self.main.hide_progress()
+                self.main.set_status(f"⚠ {worker.name} failed: {error}")
+        if isinstance(error, RelayError):
+            self.notify(str(error), title="relay-search", severity="error")
+        else:
+            self.log.error(f"worker {worker.name!r} failed", error)
+            self.notify(f"{worker.name} failed: {type(error).__name__}: {error}", title="Unexpected error", severity="error")
+
+    # --- filters -------------------------------------------------------------
+
+    def set_filter(self, kind: str, value: str | None) -> None:
+        f = self.filters
+        if kind == "project":
+            f = Filters(value, f.agent, f.date_from, f.date_label, f.tag)
+        elif kind == "agent":
+            f = Filters(f.project, value, f.date_from, f.date_label, f.tag)
+        elif kind == "tag":
+            f = Filters(f.project, f.agent, f.date_from, f.date_label, value)
+        elif kind == "date":
+            days = dict(DATE_CHOICES).get(value or "")
+            date_from = (self.now() - timedelta(days=days)).date().isoformat() if days else None
+            f = Filters(f.project, f.agent, date_from, value if days else None, f.tag)
+        self.filters = f
+        self.notify(f"Filter: {f.describe() or 'none'}")
+        self.main.refresh_all()
+
+    def clear_filters(self) -> None:
+        self.filters = Filters()
+        self.notify("Filters cleared.")
+        self.main.refresh_all()
+
+    # --- handoff -----------------------------------------------------------------
+
+    def copy_reference(self, ref: str) -> None:
+        self.submit(tasks.copy_reference, ref, self, group="clipboard", name=f"copy {ref}")
+
+    def copy_content(self, ref: str) -> None:
+        self.submit(tasks.copy_content, ref, self, group="clipboard", name=f"copy content {ref}")
+
+    @on(Copied)
+    def _copied(self, message: Copied) -> None:
+        lines = message.text.count("\n") + 1
+        how = "pyperclip" if message.how == "pyperclip" else f"OSC 52 — the terminal's clipboard ({message.detail})"
+        self.notify(
+            f"Copied {message.what} ({lines} lines, {len(message.text):,} chars) via {how}.",
+            title="Copied",
+        )
+
+    # --- tags ----------------------------------------------------------------------
+
+    def tag_session(self, session_id: str, label: str | None = None) -> None:
+        """Ask for ``session_id``'s tags (``label`` names it in the dialog)."""
+        self._tag_label = label or session_id[:8]
+        self.submit(tasks.get_tags, session_id, group="tags", name="read tags")
+
+    @on(TagsLoaded)
+    def _tags_loaded(self, message: TagsLoaded) -> None:
+        def save(tags: list[str] | None) -> None:
+            if tags is not None:
+                self.submit(tasks.set_tags, message.session_id, tags, group="tags", name="save tags")
+
+        self.push_screen(TagScreen(self._tag_label or message.session_id[:8], message.tags), save)
+
+    @on(TagsSaved)
+    def _tags_saved(self, message: TagsSaved) -> None:
+        shown = " ".join(f"#{t}" for t in message.tags) or "no tags"
+        self.notify(f"Session {message.session_id[:8]}: {shown}")
+        self.main.refresh_all(refresh=True)
+
+    # --- command palette -----------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, MainScreen):
+            for key in MAIN_KEYS:
+                if key.palette:
+                    yield SystemCommand(f"{key.description} ({key.display})", key.help, partial(screen.run_action, key.action))
+
+
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker while ``sys.stderr`` is still real.
+
+    The indexer's process pool starts it on first use and hands it
+    ``sys.stderr.fileno()``; inside a running Textual app that is a capture object
+    whose ``fileno()`` is -1, and the spawn fails ("bad value(s) in fds_to_keep").
+    Started here, before Textual takes over the terminal, it is simply reused.
+    """
+    try:
+        from multiprocessing import resource_tracker
+
+        resource_tracker.ensure_running()
+    except Exception:  # no multiprocessing support here: the indexer copes or reports
+        pass
+
+
+def make_app(
+    home: Path | None = None,
+    *,
+    config: Any = None,
+    now: datetime | None = None,
+    archive: Any = None,
+) -> RelayApp:
+    """The app for ``home`` (only that tree: ``HOME=home``), or for ``config``.
+
+    Shared by the CLI, ``--demo``, the tests and the screenshot script. ``now``
+    pins relative times; ``archive`` reuses an open :class:`core.api.Archive`
+    (the app then leaves closing it to the caller).
+    """
+    if config is None:
+        from core.config import Config
+
+        config = Config.from_env({"HOME": str(home)}) if home is not None else Config.from_env()
+    if now is not None and now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    return RelayApp(config, now=now, archive=archive)

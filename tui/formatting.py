@@ -1,0 +1,192 @@
+"""Pure text helpers: relative times, tool one-liners, highlighted snippets.
+
+No widgets here, so these are trivially testable and shared by every pane.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from textual.content import Content
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """An ISO 8601 timestamp (``Z`` or offset) as an aware datetime, or None."""
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def relative_time(value: str | None, now: datetime) -> str:
+    """``just now``, ``5m ago``, ``3h ago``, ``2d ago``, then a date."""
+    moment = parse_time(value)
+    if moment is None:
+        return "—"
+    seconds = (now - moment).total_seconds()
+    if seconds < 0:
+        seconds = 0
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)}m ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)}h ago"
+    if seconds < 86400 * 14:
+        return f"{int(seconds // 86400)}d ago"
+    if moment.year == now.year:
+        return moment.strftime("%b %-d")
+    return moment.strftime("%Y-%m-%d")
+
+
+def clock(value: str | None) -> str:
+    """``Mar 4 14:02`` in UTC (stable across machines, like the transcripts)."""
+    moment = parse_time(value)
+    return moment.astimezone(UTC).strftime("%b %-d %H:%M") if moment else ""
+
+
+def spread(left: Content, right: Content, width: int) -> Content:
+    """``left`` and ``right`` on one line of ``width`` cells (``right`` flush right)."""
+    gap = width - left.cell_length - right.cell_length
+    if gap < 2:
+        return left + "  " + right
+    return left + " " * gap + right
+
+
+def one_line(text: str, width: int = 120) -> str:
+    """Collapse whitespace and cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def relative_path(path: Any, cwd: str | None) -> Any:
+    """``/home/me/proj/src/a.py`` → ``src/a.py`` when the session ran in ``/home/me/proj``."""
+    if isinstance(path, str) and cwd:
+        base = cwd.rstrip("/") + "/"
+        if path.startswith(base):
+            return path[len(base) :] or "."
+        if path == cwd.rstrip("/"):
+            return "."
+    return path
+
+
+def tool_summary(name: str | None, tool_input: dict[str, Any] | None, cwd: str | None = None) -> str:
+    """A tool call as one line: ``$ npm test``, ``src/app.py``, ``/pattern/``."""
+    data = tool_input or {}
+    name = name or "tool"
+    lowered = name.lower()
+    path = relative_path(data.get("file_path") or data.get("notebook_path") or data.get("path"), cwd)
+    if lowered in ("bash", "shell", "exec_command", "run_shell_command", "local_shell"):
+        command = data.get("command") or data.get("cmd") or ""
+        if isinstance(command, list):
+            command = " ".join(str(part) for part in command)
+        return "$ " + one_line(str(command), 100)
+    if lowered in ("grep", "search_file_content"):
+        where = f" in {path}" if path else ""
+        return f"/{data.get('pattern', '')}/{where}"
+    if lowered == "glob":
+        where = f" in {path}" if path else ""
+        return f"{data.get('pattern', '')}{where}"
+    if lowered in ("task", "agent"):
+        kind = data.get("subagent_type") or "agent"
+        return f"({kind}) {one_line(str(data.get('description') or data.get('prompt') or ''), 80)}"
+    if lowered == "write" and path:
+        content = data.get("content")
+        size = f" ({len(content):,} chars)" if isinstance(content, str) else ""
+        return f"{path}{size}"
+    if path:
+        return str(path)
+    for value in data.values():
+        if isinstance(value, str) and value.strip():
+            return one_line(value, 90)
+    return ""
+
+
+def pretty_input(tool_input: dict[str, Any] | None, limit: int = 3000) -> str:
+    """A tool's input for the expanded view, bounded."""
+    if not tool_input:
+        return ""
+    try:
+        text = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = str(tool_input)
+    return bounded(text, limit)
+
+
+def bounded(text: str, limit: int) -> str:
+    """Head of ``text`` with a note of how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… ({len(text) - limit:,} more chars)"
+
+
+_WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
+
+
+def query_terms(query: str, extra: Iterable[str] = ()) -> list[str]:
+    """Words worth highlighting: the hit's matched terms, else the query's words."""
+    terms = [t.lower() for t in extra if t and len(t) > 1]
+    if not terms:
+        terms = [w.lower() for w in _WORD.findall(query) if len(w) > 1]
+    return sorted(set(terms), key=len, reverse=True)
+
+
+def around_match(text: str, terms: Iterable[str], width: int) -> str:
+    """``text`` on one line, cut to ``width`` so the first match is in view."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    pattern = highlight_pattern(terms)
+    match = pattern.search(flat) if pattern else None
+    start = 0
+    if match and match.start() > width // 3:
+        start = max(0, match.start() - width // 4)
+        start = flat.rfind(" ", 0, start) + 1 if flat.rfind(" ", 0, start) > start - 15 else start
+    piece = flat[start:]
+    prefix = "…" if start else ""
+    if len(prefix) + len(piece) > width:
+        piece = piece[: width - len(prefix) - 1] + "…"
+    return prefix + piece
+
+
+def highlight_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
+    """A regex matching words that start with any of ``terms`` (which may be stems,
+    e.g. ``compact`` for ``compaction``, so a match runs to the end of the word)."""
+    words = [re.escape(t) for t in terms if t]
+    if not words:
+        return None
+    return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")[\w]*", re.IGNORECASE)
+
+
+def highlight(text: str | Content, terms: Iterable[str], style: str = "$text-warning on $warning-muted bold") -> Content:
+    """``text`` as Content with every word matching ``terms`` styled."""
+    content = text if isinstance(text, Content) else Content(text)
+    pattern = highlight_pattern(terms)
+    if pattern is None:
+        return content
+    return content.highlight_regex(pattern, style=style)
+
+
+def compress_numbers(numbers: Iterable[int]) -> str:
+    """``[4, 5, 7]`` → ``4-5,7`` (the session-range syntax of SPEC §3)."""
+    ordered = sorted(set(numbers))
+    parts: list[str] = []
+    start = prev = None
+    for n in ordered:
+        if start is None:
+            start = prev = n
+        elif n == prev + 1:
+            prev = n
+        else:
+            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = n
+    if start is not None:
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+    return ",".join(parts)

@@ -1,0 +1,1 @@
+"""Screens: the main three-pane view, help, empty state and small pickers."""

@@ -1,0 +1,302 @@
+"""The main screen: search and sessions on the left, the reader on the right.
+
+It owns the key actions (see :mod:`tui.keys`) and routes what the panes report:
+a chosen hit or session opens in the reader; a live change refreshes every pane
+without moving anyone's selection.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Input, ProgressBar, Static
+
+from .. import tasks
+from ..keys import bindings
+from ..messages import ChoicesLoaded
+from ..widgets.reader import Reader, ReaderPane
+from ..widgets.search_pane import HitList, SearchPane
+from ..widgets.sessions_pane import SessionList, SessionsPane, session_ref
+from .dialogs import DATE_CHOICES, PickScreen
+from .help import HelpScreen
+
+PANES = ("search-pane", "sessions-pane", "reader-pane")
+
+
+class MainScreen(Screen):
+    BINDINGS = bindings()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_pane = "search-pane"
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="panes"):
+            with Vertical(id="left"):
+                yield SearchPane(id="search-pane", classes="pane")
+                yield SessionsPane(id="sessions-pane", classes="pane")
+            yield ReaderPane(id="reader-pane", classes="pane")
+        with Horizontal(id="statusbar"):
+            yield Static("Opening the index…", id="status")
+            yield ProgressBar(id="progress", show_eta=False)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#search-pane").border_title = "Search"
+        self.query_one("#sessions-pane").border_title = "Sessions"
+        self.query_one("#reader-pane").border_title = "Reader"
+        self.query_one("#progress").display = False
+        self.query_one("#query", Input).focus()
+        self.app.start()
+
+    # --- parts -----------------------------------------------------------------
+
+    @property
+    def search_pane(self) -> SearchPane:
+        return self.query_one(SearchPane)
+
+    @property
+    def sessions_pane(self) -> SessionsPane:
+        return self.query_one(SessionsPane)
+
+    @property
+    def reader_pane(self) -> ReaderPane:
+        return self.query_one(ReaderPane)
+
+    @property
+    def reader(self) -> Reader:
+        return self.query_one(Reader)
+
+    def pane_of(self, widget: Widget | None) -> str | None:
+        while widget is not None:
+            if widget.id in PANES:
+                return widget.id
+            widget = widget.parent  # type: ignore[assignment]
+        return None
+
+    def on_descendant_focus(self, event: Any) -> None:
+        pane = self.pane_of(event.widget)
+        if pane:
+            self.last_pane = pane
+
+    # --- refreshing ----------------------------------------------------------
+
+    def refresh_all(self, *, refresh: bool = False) -> None:
+        """Re-query every pane (after open, sync, a filter change or a live change)."""
+        self.sessions_pane.reload(refresh=refresh)
+        self.search_pane.run_search(refresh=refresh)
+
+    def archive_changed(self, changed: set[str], new: set[str], removed: set[str] = frozenset()) -> None:
+        """The watcher reported changes: refresh lists and, if affected, the reader."""
+        self.refresh_all(refresh=True)
+        reader = self.reader
+        if not reader.is_open:
+            return
+        shown = {s.session_id for s in reader.sessions}
+        if shown and shown <= removed:
+            self.notify(f"{reader.view_ref()} was deleted from disk.", severity="warning")
+            reader.clear()
+            self.reader_pane.update_status()
+            return
+        chain_view = reader.ref is not None and "#" not in reader.ref and ":" not in reader.ref
+        if shown & changed or (chain_view and new):
+            self.open_ref(reader.ref, query=reader.query_text, refresh=True, follow=reader.follow)
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def show_progress(self, done: int, total: int) -> None:
+        bar = self.query_one("#progress", ProgressBar)
+        bar.display = True
+        bar.update(total=max(total, 1), progress=done)
+
+    def hide_progress(self) -> None:
+        self.query_one("#progress", ProgressBar).display = False
+
+    # --- opening -------------------------------------------------------------
+
+    def open_ref(
+        self,
+        ref: str,
+        *,
+        query: str = "",
+        refresh: bool = False,
+        follow: bool = False,
+        focus_turn: tuple[str, int] | None = None,
+        focus_reader: bool = False,
+        unfold_subagents: bool = False,
+    ) -> None:
+        self.app.submit(
+            tasks.load_conversation,
+            ref,
+            query,
+            refresh=refresh,
+            follow=follow,
+            focus_turn=focus_turn,
+            unfold_subagents=unfold_subagents,
+            reply_to=self.reader_pane,
+            group="reader",
+            exclusive=True,
+            name=f"open {ref}",
+        )
+        if focus_reader:
+            self.reader.focus()
+
+    @on(SearchPane.HitChosen)
+    def _hit_chosen(self, message: SearchPane.HitChosen) -> None:
+        hit = message.hit
+        ref = hit.ref.rpartition(":")[0] if hit.turn_number is not None and ":" in hit.ref else hit.ref
+        focus = (hit.session_id, hit.turn_number) if hit.turn_number is not None else None
+        self.open_ref(ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain)
+
+    @on(SessionsPane.Chosen)
+    def _session_chosen(self, message: SessionsPane.Chosen) -> None:
+        self.open_ref(message.ref, query=self.search_pane.shown_query, focus_reader=True)
+
+    # --- actions -----------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def action_cycle_panes(self, step: int) -> None:
+        current = self.pane_of(self.focused) or self.last_pane
+        index = (PANES.index(current) + step) % len(PANES)
+        target = PANES[index]
+        if target == "search-pane":
+            self.query_one("#query", Input).focus()
+        elif target == "sessions-pane":
+            self.query_one(SessionList).focus()
+        else:
+            self.reader.focus()
+
+    def action_open(self) -> None:
+        pane = self.pane_of(self.focused) or self.last_pane
+        if pane == "reader-pane":
+            self.reader.action_toggle_folds()
+            return
+        if pane == "sessions-pane":
+            ref = self.sessions_pane.session_list.selection_ref()
+            if ref:
+                self.open_ref(ref, query=self.search_pane.shown_query, focus_reader=True)
+            return
+        hit = self.search_pane.selected_hit
+        if hit is not None:
+            self.search_pane.post_message(SearchPane.HitChosen(hit, self.search_pane.shown_query))
+
+    def selected_ref(self) -> str | None:
+        """What ``c``/``C`` act on: the thing selected in the pane you are in."""
+        pane = self.pane_of(self.focused) or self.last_pane
+        if pane == "reader-pane" and self.reader.is_open:
+            return self.reader.current_ref()
+        if pane == "sessions-pane":
+            return self.sessions_pane.session_list.selection_ref()
+        if isinstance(self.focused, HitList) or pane == "search-pane":
+            hit = self.search_pane.selected_hit
+            if hit is not None:
+                return hit.ref
+        if self.reader.is_open:
+            return self.reader.current_ref()
+        return self.sessions_pane.session_list.selection_ref()
+
+    def action_copy_ref(self) -> None:
+        ref = self.selected_ref()
+        if ref is None:
+            self.notify("Nothing selected to copy.", severity="warning")
+            return
+        self.app.copy_reference(ref)
+
+    def action_copy_content(self) -> None:
+        ref = self.selected_ref()
+        if ref is None:
+            self.notify("Nothing selected to copy.", severity="warning")
+            return
+        self.app.copy_content(ref)
+
+    def action_follow(self) -> None:
+        reader = self.reader
+        if reader.is_open and reader.follow:
+            reader.follow = False
+            self.reader_pane.update_status()
+            self.notify("Stopped following.")
+            return
+        if reader.is_open and self.pane_of(self.focused) in ("reader-pane", None, "search-pane"):
+            session = reader.sessions[-1] if reader.sessions else None
+            ref = reader.ref
+        else:
+            session = self.sessions_pane.selected_session
+            ref = session_ref(session) if session is not None else None
+        if ref is None:
+            live = [s for s in self.sessions_pane.sessions if s.is_live]
+            if not live:
+                self.notify("No session selected and none live right now.", severity="warning")
+                return
+            session = live[0]
+            ref = session_ref(session)
+        self.open_ref(ref, query=reader.query_text if reader.ref == ref else "", follow=True, focus_reader=True)
+        note = "" if session is None or session.is_live else " (not live now: new turns appear when it is written to)"
+        self.notify(f"Following {ref}{note}. Press f to stop.")
+
+    async def action_hit(self, step: int) -> None:
+        if not self.reader.is_open:
+            self.notify("Open a hit first (enter).", severity="warning")
+            return
+        if not await self.reader.next_hit(step):
+            self.notify("No search hits in this conversation.", severity="warning")
+        self.reader_pane.update_status()
+
+    def action_filter(self, kind: str) -> None:
+        app = self.app
+        if kind == "date":
+            labels = [label for label, _ in DATE_CHOICES]
+            self.app.push_screen(PickScreen("Filter by date", labels, "date"), self._apply_filter("date"))
+            return
+        app.submit(tasks.choices, kind, reply_to=self, group="choices", exclusive=True, name=f"{kind} choices")
+
+    @on(ChoicesLoaded)
+    def _choices_loaded(self, message: ChoicesLoaded) -> None:
+        titles = {"project": "Filter by project", "agent": "Filter by agent", "tag": "Filter by tag"}
+        self.app.push_screen(PickScreen(titles[message.kind], message.values, message.kind), self._apply_filter(message.kind))
+
+    def _apply_filter(self, kind: str):
+        def apply(value: str | None) -> None:
+            if value is None:
+                return  # cancelled
+            self.app.set_filter(kind, value or None)
+
+        return apply
+
+    def action_clear_filters(self) -> None:
+        self.app.clear_filters()
+
+    def selected_session(self) -> tuple[str, str] | None:
+        """``(session_id, label)`` of what ``t`` tags: the reader's current session,
+        the selected hit's, or the selected row's."""
+        pane = self.pane_of(self.focused) or self.last_pane
+        if pane == "reader-pane" and self.reader.is_open:
+            session = self.reader.current_session
+        elif pane == "search-pane" and self.search_pane.selected_hit is not None:
+            hit = self.search_pane.selected_hit
+            return hit.session_id, hit.ref.rpartition(":")[0] if hit.turn_number is not None else hit.ref
+        else:
+            session = self.sessions_pane.selected_session
+        return (session.session_id, session_ref(session)) if session is not None else None
+
+    def action_tag(self) -> None:
+        selected = self.selected_session()
+        if selected is None:
+            self.notify("Select a session to tag.", severity="warning")
+            return
+        self.app.tag_session(*selected)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "hit":
+            return True if self.reader.hits else None
+        return True

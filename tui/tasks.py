@@ -1,0 +1,180 @@
+"""Blocking calls into the archive, each returning the message that reports it.
+
+These run in thread workers (:meth:`tui.app.RelayApp.submit`). They take the
+archive and plain values and return a message; they never touch a widget.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .blocks import build_blocks, find_turn, hit_blocks
+from .clipboard import copy_text
+from .messages import (
+    ChoicesLoaded,
+    ConversationLoaded,
+    Copied,
+    SearchFinished,
+    SessionCount,
+    SessionsLoaded,
+    StatsUpdated,
+    TagsLoaded,
+    TagsSaved,
+)
+
+SEARCH_LIMIT = 50
+READER_HIT_LIMIT = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """What the person narrowed the panes to (keys p, a, d and g)."""
+
+    project: str | None = None
+    agent: str | None = None
+    date_from: str | None = None
+    date_label: str | None = None
+    tag: str | None = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.project:
+            parts.append(f"project={self.project}")
+        if self.agent:
+            parts.append(f"agent={self.agent}")
+        if self.date_label:
+            parts.append(self.date_label)
+        if self.tag:
+            parts.append(f"tag={self.tag}")
+        return " ".join(parts)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.project or self.agent or self.date_from or self.tag)
+
+
+def search(archive: Any, query: str, filters: Filters, refresh: bool = False) -> SearchFinished:
+    started = time.perf_counter()
+    hits = archive.search(
+        query,
+        limit=SEARCH_LIMIT,
+        project=filters.project,
+        agent=filters.agent,
+        date_from=filters.date_from,
+    )
+    if filters.tag:
+        tagged = {s.session_id for s in _all_sessions(archive, tags=[filters.tag])}
+        hits = [h for h in hits if h.session_id in tagged]
+    elapsed = (time.perf_counter() - started) * 1000
+    return SearchFinished(query=query, hits=list(hits), elapsed_ms=elapsed, refresh=refresh)
+
+
+def list_sessions(archive: Any, filters: Filters, limit: int, refresh: bool = False) -> SessionsLoaded:
+    sessions = archive.list_sessions(
+        project=filters.project,
+        agent=filters.agent,
+        date_from=filters.date_from,
+        tags=[filters.tag] if filters.tag else None,
+        limit=limit,
+    )
+    chains: dict[str, list[Any]] = {}
+    for session in sessions:
+        slug = session.slug
+        if not slug or slug in chains or (session.chain_length or 1) <= 1:
+            continue
+        chains[slug] = list(archive.list_sessions(slug=slug, limit=500))
+    return SessionsLoaded(sessions=list(sessions), chains=chains, limit=limit, refresh=refresh)
+
+
+def load_conversation(
+    archive: Any,
+    ref: str,
+    query: str = "",
+    *,
+    refresh: bool = False,
+    follow: bool = False,
+    focus_turn: tuple[str, int] | None = None,
+    unfold_subagents: bool = False,
+) -> ConversationLoaded:
+    """Resolve ``ref``, read its sessions' streams and build the reader blocks."""
+    resolved = archive.resolve(ref)
+    sessions = list(resolved.sessions)
+    streams = [archive.session_messages(s.session_id) for s in sessions]
+    blocks = build_blocks(sessions, streams)
+    target = None
+    if focus_turn is not None:
+        target = find_turn(blocks, focus_turn[0], focus_turn[1])
+    elif resolved.turn is not None and sessions:
+        target = find_turn(blocks, sessions[0].session_id, resolved.turn)
+    hits: list[int] = []
+    if query.strip():
+        found: list[Any] = []
+        for session in sessions:
+            found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT))
+        hits = hit_blocks(blocks, found)
+    return ConversationLoaded(
+        ref=resolved.ref or ref,
+        sessions=sessions,
+        blocks=blocks,
+        target=target,
+        hit_blocks=hits,
+        query=query,
+        refresh=refresh,
+        follow=follow,
+        unfold_subagents=unfold_subagents,
+    )
+
+
+def choices(archive: Any, kind: str) -> ChoicesLoaded:
+    """Values offered by a filter picker."""
+    if kind == "project":
+        values = list(archive.list_projects())
+    elif kind == "agent":
+        values = sorted(a for a, n in archive.stats().agents.items() if n)
+    else:
+        found: set[str] = set()
+        for session in _all_sessions(archive):
+            found.update(session.tags)
+        values = sorted(found)
+    return ChoicesLoaded(kind=kind, values=values)
+
+
+def get_tags(archive: Any, session_id: str) -> TagsLoaded:
+    return TagsLoaded(session_id=session_id, tags=list(archive.get_tags(session_id)))
+
+
+def set_tags(archive: Any, session_id: str, tags: list[str]) -> TagsSaved:
+    archive.set_tags(session_id, tags)
+    return TagsSaved(session_id=session_id, tags=tags)
+
+
+def stats(archive: Any) -> StatsUpdated:
+    return StatsUpdated(stats=archive.stats())
+
+
+def session_count(archive: Any) -> SessionCount:
+    return SessionCount(count=len(archive.list_sessions(limit=1)))
+
+
+def copy_reference(archive: Any, ref: str, app: Any) -> Copied:
+    text = archive.reference_block(ref)
+    how, detail = copy_text(app, text)
+    return Copied(what=f"reference {ref}", text=text, how=how, detail=detail)
+
+
+def copy_content(archive: Any, ref: str, app: Any) -> Copied:
+    text = archive.content_markdown(ref)
+    how, detail = copy_text(app, text)
+    return Copied(what=f"content of {ref}", text=text, how=how, detail=detail)
+
+
+def _all_sessions(archive: Any, **filters: Any) -> list[Any]:
+    """Every session matching ``filters`` (the API pages at 500)."""
+    found: list[Any] = []
+    while True:
+        page = archive.list_sessions(limit=500, offset=len(found), **filters)
+        found.extend(page)
+        if len(page) < 500:
+            return found

@@ -1,0 +1,1 @@
+"""The app's panes and the reader's building blocks."""

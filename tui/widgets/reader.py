@@ -1,0 +1,381 @@
+"""Reader: a conversation painted turn by turn, lazily.
+
+Blocks are built off-thread (:mod:`tui.blocks`); the reader mounts only a window
+of them (a page around the turn you opened) and grows the window as you scroll
+toward either end. A 2,000-turn session therefore paints as fast as a short one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.content import Content
+from textual.events import Click
+from textual.widget import Widget
+from textual.widgets import Static
+
+from ..blocks import Block
+from ..formatting import compress_numbers, query_terms
+from ..messages import ConversationLoaded
+from .turn_view import SessionHeader, TurnView, block_widget
+
+PAGE = 16  # blocks mounted per page
+BEFORE = 3  # blocks mounted above the target turn
+
+
+class Edge(Static):
+    """``▲ 120 more above`` / ``▼ 40 more below``; click (or scroll) to load."""
+
+    async def on_click(self, event: Click) -> None:
+        event.stop()
+        reader = self.parent
+        if isinstance(reader, Reader):
+            await reader.extend(-1 if self.id == "edge-top" else 1)
+
+
+class Reader(VerticalScroll, can_focus=True):
+    """The scrolling conversation. State: blocks, mounted window, current turn, hits."""
+
+    BINDINGS = [
+        Binding("right_square_bracket", "turn(1)", "Next turn", show=False),
+        Binding("left_square_bracket", "turn(-1)", "Prev turn", show=False),
+        Binding("e", "toggle_folds", "Expand", show=False),
+        Binding("home", "top", "Top", show=False),
+        Binding("end", "bottom", "Bottom", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.blocks: list[Block] = []
+        self.sessions: list[Any] = []
+        self.ref: str | None = None
+        self.query_text = ""
+        self.hits: list[int] = []
+        self.current: int | None = None
+        self.lo = 0
+        self.hi = 0
+        self.follow = False
+        self._busy = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("Open a hit or a session to read it here.", classes="reader-empty")
+
+    # --- what is shown -------------------------------------------------------
+
+    @property
+    def is_open(self) -> bool:
+        return self.ref is not None
+
+    def view_ref(self) -> str | None:
+        """The reference of everything shown (a chain, a range or one session)."""
+        if not self.sessions:
+            return self.ref
+        if len(self.sessions) == 1:
+            s = self.sessions[0]
+            return s.ref or (f"{s.slug}#{s.session_number}" if s.slug and s.session_number else s.session_id)
+        slug = self.sessions[0].slug
+        numbers = [s.session_number for s in self.sessions]
+        if slug and all(numbers):
+            if len(numbers) == (self.sessions[0].chain_length or 0):
+                return slug
+            return f"{slug}#{compress_numbers(numbers)}"
+        return self.ref
+
+    def current_ref(self) -> str | None:
+        """The current turn's reference (``slug#4:12``), else :meth:`view_ref`."""
+        block = self.current_block
+        if block is None or block.turn is None:
+            return self.view_ref()
+        s = block.session
+        base = s.ref or (f"{s.slug}#{s.session_number}" if s.slug and s.session_number else s.session_id)
+        return f"{base.split(':')[0]}:{block.turn}"
+
+    @property
+    def current_block(self) -> Block | None:
+        if self.current is None or not (0 <= self.current < len(self.blocks)):
+            return None
+        return self.blocks[self.current]
+
+    @property
+    def current_session(self) -> Any | None:
+        block = self.current_block
+        if block is not None:
+            return block.session
+        return self.sessions[-1] if self.sessions else None
+
+    # --- painting ------------------------------------------------------------
+
+    def _terms(self) -> list[str]:
+        return query_terms(self.query_text)
+
+    def _make(self, index: int) -> Widget:
+        widget = block_widget(self.blocks[index], self.app.now(), self._terms())
+        widget.id = f"block-{index}"
+        if index in self.hits:
+            widget.add_class("-hit")
+        if index == self.current:
+            widget.add_class("-current")
+        return widget
+
+    def _edges(self) -> None:
+        top = self.query("#edge-top")
+        bottom = self.query("#edge-bottom")
+        above, below = self.lo, len(self.blocks) - self.hi
+        if top:
+            top.first().update(Content.styled(f"▲ {above} more above (scroll up or click)", "$text-muted"))
+            top.first().display = above > 0
+        if bottom:
+            bottom.first().update(Content.styled(f"▼ {below} more below (scroll down or click)", "$text-muted"))
+            bottom.first().display = below > 0
+
+    async def show(self, loaded: ConversationLoaded) -> None:
+        """Paint a freshly loaded conversation (or update the open one in place)."""
+        if loaded.refresh and self.ref == loaded.ref and self.blocks:
+            await self._update(loaded)
+            return
+        self.ref = loaded.ref
+        self.sessions = loaded.sessions
+        self.blocks = loaded.blocks
+        self.hits = loaded.hit_blocks
+        self.query_text = loaded.query
+        self.follow = loaded.follow
+        self.current = loaded.target
+        center = self.current if self.current is not None else 0
+        await self._window(center, at_end=self.follow)
+        target = self._widget(self.current) if self.current is not None else None
+        if loaded.unfold_subagents and isinstance(target, TurnView):
+            for fold in target.query(".subagent"):
+                fold.expanded = True
+
+    async def _window(self, center: int, *, at_end: bool = False) -> None:
+        n = len(self.blocks)
+        if at_end:
+            hi = n
+            lo = max(0, n - PAGE)
+        else:
+            lo = max(0, center - BEFORE)
+            hi = min(n, lo + PAGE)
+        self.lo, self.hi = lo, hi
+        with self.app.batch_update():
+            await self.remove_children()
+            await self.mount(
+                Edge(id="edge-top", classes="edge"),
+                *[self._make(i) for i in range(lo, hi)],
+                Edge(id="edge-bottom", classes="edge"),
+            )
+            self._edges()
+        if at_end:
+            self.call_after_refresh(self.scroll_end, animate=False)
+        elif self.current is not None:
+            self.call_after_refresh(self._scroll_to_block, self.current)
+        else:
+            self.call_after_refresh(self.scroll_home, animate=False)
+        self.call_after_refresh(self._check_edges)
+
+    def _scroll_to_block(self, index: int) -> None:
+        widget = self._widget(index)
+        if widget is not None:
+            self.scroll_to_widget(widget, animate=False, top=True)
+
+    def _widget(self, index: int) -> Widget | None:
+        found = self.query(f"#block-{index}")
+        return found.first() if found else None
+
+    async def _update(self, loaded: ConversationLoaded) -> None:
+        """Live update: keep what is unchanged, replace the changed tail."""
+        old = self.blocks
+        new = loaded.blocks
+        d = 0
+        while d < min(len(old), len(new)) and old[d].key == new[d].key and old[d].last_sequence == new[d].last_sequence:
+            d += 1
+        at_end = self.hi >= len(old)
+        self.sessions = loaded.sessions
+        self.hits = loaded.hit_blocks
+        if d < self.lo:
+            self.blocks = new
+            await self._window(len(new) - 1 if self.follow else self.lo + BEFORE, at_end=self.follow)
+            return
+        for index in range(self.lo, min(self.hi, d)):
+            widget = self._widget(index)
+            if isinstance(widget, SessionHeader):
+                widget.set_block(new[index])
+        for index in range(d, self.hi):
+            widget = self._widget(index)
+            if widget is not None:
+                await widget.remove()
+        self.blocks = new
+        keep = min(self.hi, d)
+        new_hi = len(new) if (at_end or self.follow) else min(self.hi, len(new))
+        new_hi = min(new_hi, keep + 2 * PAGE)
+        if self.follow and len(new) - new_hi > 0:
+            await self._window(len(new) - 1, at_end=True)
+            return
+        bottom = self.query_one("#edge-bottom")
+        widgets = [self._make(i) for i in range(keep, new_hi)]
+        if widgets:
+            await self.mount_all(widgets, before=bottom)
+        self.hi = new_hi
+        self._edges()
+        if self.follow:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    async def extend(self, direction: int) -> None:
+        """Mount one more page above (``-1``) or below (``1``) the window."""
+        if self._busy or not self.blocks:
+            return
+        self._busy = True
+        try:
+            if direction > 0 and self.hi < len(self.blocks):
+                new_hi = min(len(self.blocks), self.hi + PAGE)
+                widgets = [self._make(i) for i in range(self.hi, new_hi)]
+                await self.mount_all(widgets, before=self.query_one("#edge-bottom"))
+                self.hi = new_hi
+            elif direction < 0 and self.lo > 0:
+                anchor = self._widget(self.lo)
+                anchor_y = anchor.virtual_region.y if anchor is not None else 0
+                new_lo = max(0, self.lo - PAGE)
+                widgets = [self._make(i) for i in range(new_lo, self.lo)]
+                await self.mount_all(widgets, after=self.query_one("#edge-top"))
+                self.lo = new_lo
+                self._edges()
+                if anchor is not None:
+                    self.call_after_refresh(self._keep_anchor, anchor, anchor_y)
+            self._edges()
+        finally:
+            self._busy = False
+
+    def _keep_anchor(self, anchor: Widget, old_y: int) -> None:
+        shift = anchor.virtual_region.y - old_y
+        if shift:
+            self.scroll_to(y=self.scroll_y + shift, animate=False)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._check_edges()
+
+    def _check_edges(self) -> None:
+        if not self.blocks or self._busy:
+            return
+        if self.hi < len(self.blocks) and self.scroll_y >= self.max_scroll_y - self.size.height:
+            self.call_later(self.extend, 1)
+        elif self.lo > 0 and self.scroll_y <= 1 and self.max_scroll_y > 0:
+            self.call_later(self.extend, -1)
+
+    # --- moving around -------------------------------------------------------
+
+    async def go_to(self, index: int) -> None:
+        """Make block ``index`` current, mounting around it if needed."""
+        old = self._widget(self.current) if self.current is not None else None
+        if old is not None:
+            old.remove_class("-current")
+        self.current = index
+        if not (self.lo <= index < self.hi):
+            await self._window(index)
+            return
+        widget = self._widget(index)
+        if widget is not None:
+            widget.add_class("-current")
+            self.scroll_to_widget(widget, animate=False, top=True)
+        if isinstance(self.parent, ReaderPane):
+            self.parent.update_status()
+
+    async def action_turn(self, step: int) -> None:
+        turns = [i for i, b in enumerate(self.blocks) if b.kind == "turn"]
+        if not turns:
+            return
+        if self.current is None:
+            target = turns[0] if step > 0 else turns[-1]
+        else:
+            later = [i for i in turns if (i > self.current if step > 0 else i < self.current)]
+            if not later:
+                self.app.bell()
+                return
+            target = later[0] if step > 0 else later[-1]
+        await self.go_to(target)
+
+    async def next_hit(self, step: int) -> bool:
+        """Go to the next (``1``) or previous (``-1``) hit; False when there is none."""
+        if not self.hits:
+            return False
+        if self.current is None:
+            target = self.hits[0] if step > 0 else self.hits[-1]
+        else:
+            later = [i for i in self.hits if (i > self.current if step > 0 else i < self.current)]
+            target = (later[0] if step > 0 else later[-1]) if later else (self.hits[0] if step > 0 else self.hits[-1])
+        await self.go_to(target)
+        return True
+
+    def hit_position(self) -> str:
+        if not self.hits:
+            return ""
+        if self.current in self.hits:
+            return f"hit {self.hits.index(self.current) + 1}/{len(self.hits)}"
+        return f"{len(self.hits)} hits"
+
+    def action_toggle_folds(self) -> None:
+        block = self._widget(self.current) if self.current is not None else None
+        targets = [block] if isinstance(block, TurnView) else list(self.query(TurnView))
+        expand = not any(t.folds_expanded for t in targets)
+        for turn in targets:
+            turn.set_folds(expand)
+
+    async def action_top(self) -> None:
+        if self.lo > 0:
+            self.current = None
+            await self._window(0)
+        self.scroll_home(animate=False)
+
+    async def action_bottom(self) -> None:
+        if self.hi < len(self.blocks):
+            await self._window(len(self.blocks) - 1, at_end=True)
+        self.scroll_end(animate=False)
+
+    def clear(self) -> None:
+        self.blocks, self.sessions, self.hits = [], [], []
+        self.ref, self.current, self.follow = None, None, False
+        self.remove_children()
+        self.mount(Static("Open a hit or a session to read it here.", classes="reader-empty"))
+
+
+class ReaderPane(Vertical):
+    """Title line (what is open, hit position, follow state) above the :class:`Reader`."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("Reader", id="reader-status", classes="pane-status")
+        yield Reader(id="reader")
+
+    @property
+    def reader(self) -> Reader:
+        return self.query_one(Reader)
+
+    def on_mount(self) -> None:
+        self.update_status()
+
+    def update_status(self) -> None:
+        reader = self.reader
+        status = self.query_one("#reader-status", Static)
+        status.display = reader.is_open
+        if not reader.is_open:
+            return
+        turns = len({(b.session_id, b.turn) for b in reader.blocks if b.kind == "turn"})
+        parts = [
+            (reader.view_ref() or "", "bold $text-accent"),
+            (f"  {len(reader.sessions)} sessions" if len(reader.sessions) > 1 else "", "$text-muted"),
+            (f"  {turns} turns", "$text-muted"),
+        ]
+        if reader.hits:
+            parts.append((f"  {reader.hit_position()} (n/N)", "$text-warning"))
+        if reader.follow:
+            parts.append(("  ● following (f to stop)", "bold $text-success"))
+        status.update(Content.assemble(*parts))
+
+    @on(ConversationLoaded)
+    async def _loaded(self, message: ConversationLoaded) -> None:
+        message.stop()
+        await self.reader.show(message)
+        self.update_status()
+        self.screen.refresh_bindings()

@@ -1,0 +1,191 @@
+"""Search pane: an input that searches as you type and the ranked hits.
+
+Each keystroke starts an exclusive worker in group ``search`` (the previous one is
+cancelled); results for a query that is no longer in the input are dropped, so
+the list only ever shows hits for what is typed now.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from .. import tasks
+from ..formatting import around_match, highlight, query_terms, relative_time, spread
+from ..messages import SearchFinished
+
+SNIPPET_CHARS = 150
+
+
+def hit_label(hit: Any) -> str:
+    """``slug#n`` (or a short session id) for a hit."""
+    if hit.slug and hit.session_number:
+        return f"{hit.slug}#{hit.session_number}"
+    return hit.slug or hit.session_id[:8]
+
+
+def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
+    """Reference and age, project and agent, then two lines of snippet, matches marked."""
+    width = max(width, 24)
+    turn = f":{hit.turn_number}" if hit.turn_number is not None else ""
+    head = spread(
+        Content.assemble((hit_label(hit), "bold $text-accent"), (turn, "$text-accent")),
+        Content.styled(relative_time(hit.timestamp, now), "$text-muted"),
+        width,
+    )
+    where = Content.assemble((hit.project or "—", "bold"), ("  ", ""), (hit.agent, "$text-secondary"))
+    if hit.is_sidechain:
+        where += Content.styled("  subagent", "$text-muted italic")
+    terms = query_terms(query, hit.match_terms)
+    snippet = highlight(around_match(hit.snippet or "", terms, 2 * width - 4), terms)
+    return Content("\n").join([head, where, snippet])
+
+
+class HitList(OptionList):
+    """The ranked hits; ``up`` on the first one goes back to the input."""
+
+    BINDINGS = [Binding("up", "cursor_up_or_input", "Up", show=False)]
+
+    def action_cursor_up_or_input(self) -> None:
+        if self.highlighted in (None, 0):
+            self.screen.query_one("#query", Input).focus()
+        else:
+            self.action_cursor_up()
+
+
+class SearchPane(Vertical):
+    """Input + hits. Posts :class:`SearchPane.HitChosen` when a hit is opened."""
+
+    class HitChosen(Message):
+        def __init__(self, hit: Any, query: str) -> None:
+            super().__init__()
+            self.hit = hit
+            self.query = query
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.hits: list[Any] = []
+        self.shown_query = ""
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Search conversations…   ( / )", id="query")
+        yield Static("Type to search every conversation.", id="search-status", classes="pane-status")
+        yield HitList(id="hits")
+
+    def on_mount(self) -> None:
+        self.set_class(True, "-idle")
+
+    # --- queries -----------------------------------------------------------
+
+    @property
+    def query_text(self) -> str:
+        return self.query_one("#query", Input).value
+
+    def run_search(self, *, refresh: bool = False) -> None:
+        """Search for what the input holds (no-op until the archive is open)."""
+        query = self.query_text
+        if not query.strip():
+            self.hits = []
+            self.shown_query = ""
+            self.query_one(HitList).clear_options()
+            self._status("Type to search every conversation.")
+            self.set_class(True, "-idle")
+            return
+        if self.app.archive is None:
+            return
+        self.app.submit(
+            tasks.search,
+            query,
+            self.app.filters,
+            refresh,
+            reply_to=self,
+            group="search",
+            exclusive=True,
+            name=f"search {query!r}",
+        )
+
+    @on(Input.Changed, "#query")
+    def _query_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.run_search()
+
+    @on(Input.Submitted, "#query")
+    def _query_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        hit = self.selected_hit
+        if hit is not None:
+            self.post_message(self.HitChosen(hit, self.shown_query))
+
+    def on_key(self, event: Any) -> None:
+        if event.key == "down" and self.query_one("#query", Input).has_focus and self.hits:
+            event.stop()
+            self.query_one(HitList).focus()
+
+    @on(SearchFinished)
+    def _show_hits(self, message: SearchFinished) -> None:
+        message.stop()
+        if message.query != self.query_text:
+            return  # stale: the person typed on
+        hit_list = self.query_one(HitList)
+        keep = self.selected_hit.ref if (message.refresh and self.selected_hit) else None
+        old_index = hit_list.highlighted
+        self.hits = message.hits
+        self.shown_query = message.query
+        self.set_class(False, "-idle")
+        self._render_hits()
+        if self.hits:
+            index = 0
+            if keep is not None:
+                refs = [h.ref for h in self.hits]
+                index = refs.index(keep) if keep in refs else min(old_index or 0, len(self.hits) - 1)
+            hit_list.highlighted = index
+        count = len(message.hits)
+        more = "+" if count >= tasks.SEARCH_LIMIT else ""
+        filters = self.app.filters.describe()
+        if count:
+            text = f"{count}{more} hit{'s' if count != 1 else ''}" + (f" · {filters}" if filters else "")
+        else:
+            text = f"No hits for {message.query!r}" + (f" ({filters})" if filters else "")
+        self._status(text)
+
+    def _render_hits(self) -> None:
+        hit_list = self.query_one(HitList)
+        now = self.app.now()
+        width = (hit_list.scrollable_content_region.width or 47) - 1
+        keep = hit_list.highlighted
+        hit_list.set_options(
+            Option(hit_prompt(hit, self.shown_query, now, width), id=f"h{i}") for i, hit in enumerate(self.hits)
+        )
+        if keep is not None and self.hits:
+            hit_list.highlighted = min(keep, len(self.hits) - 1)
+
+    def on_resize(self) -> None:
+        if self.hits:
+            self._render_hits()
+
+    def _status(self, text: str) -> None:
+        self.query_one("#search-status", Static).update(text)
+
+    # --- selection ---------------------------------------------------------
+
+    @property
+    def selected_hit(self) -> Any | None:
+        index = self.query_one(HitList).highlighted
+        if index is None or not (0 <= index < len(self.hits)):
+            return self.hits[0] if self.hits else None
+        return self.hits[index]
+
+    @on(OptionList.OptionSelected, "#hits")
+    def _hit_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if 0 <= event.option_index < len(self.hits):
+            self.post_message(self.HitChosen(self.hits[event.option_index], self.shown_query))

@@ -1,0 +1,320 @@
+"""Sessions pane: chains grouped under their slug, numbered, newest activity first.
+
+Rows are options of one :class:`SessionList` (fast for thousands of sessions). A
+chain is a header row (open it to read the whole chain) followed by its numbered
+sessions; ``space`` marks sessions and ``shift+up/down`` extends a range, so ``c``
+copies ``slug#4-5`` and ``enter`` opens just those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from .. import tasks
+from ..formatting import compress_numbers, one_line, relative_time, spread
+from ..messages import SessionsLoaded
+
+PAGE = 200
+LIVE = "●"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """What an option in the list stands for."""
+
+    kind: str  # chain | session | more
+    slug: str | None = None
+    session: Any = None
+    chain: tuple[Any, ...] = ()
+
+    @property
+    def key(self) -> str:
+        if self.kind == "chain":
+            return f"chain:{self.slug}"
+        if self.kind == "session":
+            return f"s:{self.session.session_id}"
+        return "more"
+
+
+def session_ref(session: Any) -> str:
+    """The reference that names exactly this session."""
+    if session.ref:
+        return session.ref
+    if session.slug and session.session_number:
+        return f"{session.slug}#{session.session_number}"
+    return session.session_id
+
+
+def group_rows(sessions: list[Any], chains: dict[str, list[Any]]) -> list[Row]:
+    """Chains (whole, oldest first inside) and single sessions, newest activity first."""
+    rows: list[Row] = []
+    done: set[str] = set()
+    by_slug: dict[str, list[Any]] = {}
+    for session in sessions:
+        if session.slug:
+            by_slug.setdefault(session.slug, []).append(session)
+    for session in sessions:
+        slug = session.slug
+        members = chains.get(slug or "") or by_slug.get(slug or "", [])
+        if slug and (len(members) > 1 or (session.chain_length or 1) > 1):
+            if slug in done:
+                continue
+            done.add(slug)
+            chain = tuple(sorted(members, key=lambda s: (s.session_number or 0, s.first_timestamp or "")))
+            rows.append(Row("chain", slug=slug, chain=chain))
+            rows.extend(Row("session", slug=slug, session=s, chain=chain) for s in chain)
+        else:
+            rows.append(Row("session", slug=slug, session=session))
+    return rows
+
+
+def about(session: Any) -> str:
+    """What the session was about: its summary, unless that is just its slug."""
+    summary = session.summary or ""
+    if summary == session.slug:
+        summary = session.title if session.title and session.title != session.slug else ""
+    return summary
+
+
+def _tags(session: Any) -> str:
+    return "  " + " ".join(f"#{t}" for t in session.tags) if session.tags else ""
+
+
+def _when(session: Any, now: datetime) -> Content:
+    live = Content.styled(f"{LIVE} live  ", "bold $text-success") if session.is_live else Content("")
+    return live + Content.styled(relative_time(session.last_timestamp, now), "$text-muted")
+
+
+def row_prompt(row: Row, now: datetime, marked: bool, width: int) -> Content:
+    """One option: a chain header (2 lines), a numbered chain member, or a single session."""
+    width = max(width, 30)
+    if row.kind == "more":
+        return Content.styled("  … more sessions (enter)", "$text-muted italic")
+    if row.kind == "chain":
+        last = max(row.chain, key=lambda s: s.last_timestamp or "")
+        first = row.chain[0]
+        live = any(s.is_live for s in row.chain)
+        head = Content.assemble(
+            ("▾ ", "$text-muted"),
+            (row.slug or "", "bold $text-accent"),
+            (f"  {len(row.chain)} sessions", "$text-muted"),
+            (f"  {LIVE} live" if live else "", "bold $text-success"),
+        )
+        where = spread(
+            Content.assemble("  ", (first.project or "—", "bold"), "  ", (first.agent, "$text-secondary")),
+            Content.styled(relative_time(last.last_timestamp, now), "$text-muted"),
+            width,
+        )
+        return Content("\n").join([head, where])
+    session = row.session
+    mark = Content.styled("▌", "bold $text-warning") if marked else Content(" ")
+    turns = f"{session.turn_count} turn{'s' if session.turn_count != 1 else ''}"
+    tags = Content.styled(_tags(session), "$text-warning")
+    if row.chain:
+        number = Content.styled(f" #{session.session_number or '?'}", "bold $text-accent")
+        label = mark + number + Content.styled(f"  {turns}", "$text-muted") + tags
+        line = spread(label, _when(session, now), width)
+        text = about(session)
+        if text:
+            line = line + "\n" + Content.styled("     " + one_line(text, width - 6), "")
+        return line
+    title = session.slug or session.session_id[:8]
+    head = spread(mark + Content.styled(title, "bold $text-accent" if session.slug else "bold"), _when(session, now), width)
+    where = Content.assemble(
+        "  ", (session.project or "—", "bold"), "  ", (session.agent, "$text-secondary"), (f"  {turns}", "$text-muted")
+    ) + tags
+    lines = [head, where]
+    text = about(session)
+    if text:
+        lines.append(Content("  " + one_line(text, width - 3)))
+    return Content("\n").join(lines)
+
+
+class SessionList(OptionList):
+    """The list itself; marks live here because they are about these rows."""
+
+    BINDINGS = [
+        Binding("space", "toggle_mark", "Mark", show=False),
+        Binding("shift+down", "extend(1)", "Extend range", show=False),
+        Binding("shift+up", "extend(-1)", "Extend range", show=False),
+        Binding("escape", "clear_marks", "Clear marks", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[Row] = []
+        self.marked: set[str] = set()  # session ids, all in one chain
+        self.anchor: int | None = None
+
+    @property
+    def current_row(self) -> Row | None:
+        index = self.highlighted
+        return self.rows[index] if index is not None and 0 <= index < len(self.rows) else None
+
+    def render_rows(self, keep: str | None = None) -> None:
+        now = self.app.now()
+        width = (self.scrollable_content_region.width or 47) - 1
+        old = self.highlighted
+        self.set_options(
+            Option(row_prompt(row, now, row.kind == "session" and row.session.session_id in self.marked, width), id=row.key)
+            for row in self.rows
+        )
+        if not self.rows:
+            return
+        keys = [row.key for row in self.rows]
+        if keep in keys:
+            self.highlighted = keys.index(keep)
+        else:
+            self.highlighted = min(old or 0, len(self.rows) - 1)
+
+    def _refresh_marks(self) -> None:
+        self.render_rows(keep=self.current_row.key if self.current_row else None)
+
+    def action_toggle_mark(self) -> None:
+        row = self.current_row
+        if row is None or row.kind != "session" or not row.chain:
+            self.app.bell()
+            return
+        sid = row.session.session_id
+        chain_ids = {s.session_id for s in row.chain}
+        if not self.marked <= chain_ids:
+            self.marked = set()
+        self.marked ^= {sid}
+        self.anchor = self.highlighted
+        self._refresh_marks()
+
+    def action_extend(self, step: int) -> None:
+        row = self.current_row
+        index = self.highlighted
+        if row is None or index is None or row.kind != "session" or not row.chain:
+            return
+        target = index + step
+        if not (0 <= target < len(self.rows)):
+            return
+        nxt = self.rows[target]
+        if nxt.kind != "session" or nxt.slug != row.slug:
+            return
+        if self.anchor is None or not self.marked:
+            self.anchor = index
+            self.marked = {row.session.session_id}
+        lo, hi = sorted((self.anchor, target))
+        self.marked = {self.rows[i].session.session_id for i in range(lo, hi + 1)}
+        self.highlighted = target
+        self._refresh_marks()
+
+    def action_clear_marks(self) -> None:
+        if self.marked:
+            self.marked = set()
+            self.anchor = None
+            self._refresh_marks()
+
+    def selection_ref(self) -> str | None:
+        """``slug#4-5`` for marked sessions, else the highlighted chain or session."""
+        row = self.current_row
+        if self.marked:
+            for r in self.rows:
+                if r.kind == "session" and r.session.session_id in self.marked and r.chain:
+                    numbers = [s.session_number for s in r.chain if s.session_id in self.marked]
+                    if all(numbers):
+                        return f"{r.slug}#{compress_numbers(numbers)}"
+        if row is None or row.kind == "more":
+            return None
+        if row.kind == "chain":
+            return row.slug
+        return session_ref(row.session)
+
+
+class SessionsPane(Vertical):
+    """Header line + :class:`SessionList`; posts :class:`SessionsPane.Chosen`."""
+
+    class Chosen(Message):
+        def __init__(self, ref: str, row: Row) -> None:
+            super().__init__()
+            self.ref = ref
+            self.row = row
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.limit = PAGE
+        self.sessions: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("Sessions", id="sessions-status", classes="pane-status")
+        yield SessionList(id="sessions")
+
+    @property
+    def session_list(self) -> SessionList:
+        return self.query_one(SessionList)
+
+    def reload(self, *, refresh: bool = False) -> None:
+        if self.app.archive is None:
+            return
+        self.app.submit(
+            tasks.list_sessions,
+            self.app.filters,
+            self.limit,
+            refresh,
+            reply_to=self,
+            group="sessions",
+            exclusive=True,
+            name="list sessions",
+        )
+
+    @on(SessionsLoaded)
+    def _loaded(self, message: SessionsLoaded) -> None:
+        message.stop()
+        listing = self.session_list
+        keep = listing.current_row.key if listing.current_row else None
+        self.sessions = message.sessions
+        rows = group_rows(message.sessions, message.chains)
+        if len(message.sessions) >= message.limit:
+            rows.append(Row("more"))
+        listing.rows = rows
+        listing.render_rows(keep=keep)
+        live = sum(1 for s in message.sessions if s.is_live)
+        filters = self.app.filters.describe()
+        text = f"{len(message.sessions)}{'+' if len(message.sessions) >= message.limit else ''} sessions"
+        if live:
+            text += f" · {live} live"
+        if filters:
+            text += f" · {filters}"
+        self.query_one("#sessions-status", Static).update(text)
+
+    def on_resize(self) -> None:
+        if self.session_list.rows:
+            self.session_list._refresh_marks()
+
+    @on(OptionList.OptionSelected, "#sessions")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        listing = self.session_list
+        row = listing.rows[event.option_index]
+        if row.kind == "more":
+            self.limit += PAGE
+            self.reload()
+            return
+        ref = listing.selection_ref()
+        if ref:
+            self.post_message(self.Chosen(ref, row))
+
+    @property
+    def selected_session(self) -> Any | None:
+        row = self.session_list.current_row
+        if row is None:
+            return None
+        if row.kind == "session":
+            return row.session
+        if row.kind == "chain" and row.chain:
+            return row.chain[-1]
+        return None

@@ -1,0 +1,293 @@
+"""Widgets for reader blocks: session headers, compaction rules, turns and folds.
+
+A :class:`Fold` is a one-line header that builds its body only when first opened,
+so a turn with fifty tool calls costs fifty lines until someone looks inside.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from rich.markdown import Markdown as RichMarkdown
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+from ..blocks import Block, Item
+from ..formatting import bounded, clock, highlight, one_line, pretty_input, relative_path, relative_time
+from .sessions_pane import about
+
+PROMPT_CHARS = 4_000
+ANSWER_CHARS = 20_000
+RESULT_CHARS = 4_000
+
+
+class FoldHead(Static):
+    """The clickable one-liner of a :class:`Fold`."""
+
+    def on_click(self) -> None:
+        parent = self.parent
+        if isinstance(parent, Fold):
+            parent.toggle()
+
+
+class Fold(Vertical):
+    """A folded section (tool call, thinking, subagent work) with a lazy body."""
+
+    expanded: reactive[bool] = reactive(False)
+
+    def __init__(self, title: Content, body: Callable[[], list[Widget]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.title = title
+        self._body = body
+        self._built = False
+
+    def compose(self) -> ComposeResult:
+        yield FoldHead(self._head(), classes="fold-head")
+
+    def _head(self) -> Content:
+        arrow = "▾ " if self.expanded else "▸ "
+        return Content.assemble((arrow, "$text-muted"), self.title)
+
+    def toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def watch_expanded(self, expanded: bool) -> None:
+        if not self.is_mounted:
+            return
+        self.query_one(FoldHead).update(self._head())
+        if expanded and not self._built:
+            self._built = True
+            self.mount(Vertical(*self._body(), classes="fold-body"))
+        for body in self.query(".fold-body"):
+            body.display = expanded
+
+
+def _plain(text: str, classes: str = "") -> Static:
+    """Static that shows text as-is (transcripts are not Textual markup)."""
+    return Static(Content(text), classes=classes)
+
+
+def tool_title(item: Item) -> Content:
+    status: tuple[str, str]
+    if item.result is None:
+        status = ("· ", "$text-muted")
+    elif item.is_error:
+        status = ("✗ ", "bold $text-error")
+    else:
+        status = ("✓ ", "$text-success")
+    size = ""
+    if item.result and item.result.strip():
+        lines = item.result.count("\n") + 1
+        size = f"  ({lines} line{'s' if lines != 1 else ''})"
+    return Content.assemble(
+        status,
+        (item.tool_name or "tool", "bold $text-secondary"),
+        "  ",
+        (one_line(item.summary, 90), ""),
+        (size, "$text-muted"),
+    )
+
+
+def input_content(item: Item, cwd: str | None) -> Content | None:
+    """A tool's input for people: ``$ command``, a -/+ diff for edits, else key: value."""
+    data = item.tool_input or {}
+    if not data:
+        return None
+    name = (item.tool_name or "").lower()
+    command = data.get("command") or data.get("cmd")
+    if command and name in ("bash", "shell", "exec_command", "run_shell_command", "local_shell"):
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        command = str(command)
+        if "\n" not in command and len(command) <= 88:
+            return None  # the one-liner already shows all of it
+        return Content.styled("$ " + bounded(command, RESULT_CHARS), "bold")
+    old, new = data.get("old_string"), data.get("new_string")
+    if isinstance(old, str) and isinstance(new, str):
+        path = relative_path(data.get("file_path"), cwd) or ""
+        lines = [Content.styled(str(path), "bold")]
+        lines += [Content.styled("- " + line, "$text-error") for line in bounded(old, 1500).splitlines()]
+        lines += [Content.styled("+ " + line, "$text-success") for line in bounded(new, 1500).splitlines()]
+        return Content("\n").join(lines)
+    rows = []
+    for key, value in data.items():
+        shown = relative_path(value, cwd) if key in ("file_path", "path", "notebook_path") else value
+        text = shown if isinstance(shown, str) else pretty_input({key: shown}, 1000).strip("{}\n ").split(": ", 1)[-1]
+        text = bounded(str(text), 1500)
+        if "\n" in text:  # multi-line values (file contents, prompts) go below their key
+            text = "\n" + "\n".join("  " + line for line in text.splitlines())
+        rows.append(Content.assemble((f"{key}:", "$text-muted"), " " if not text.startswith("\n") else "", text))
+    return Content("\n").join(rows)
+
+
+def tool_body(item: Item, cwd: str | None = None) -> list[Widget]:
+    widgets: list[Widget] = []
+    shown = input_content(item, cwd)
+    if shown is not None:
+        widgets.append(Static(shown, classes="tool-input"))
+    if item.result is not None:
+        text = bounded(item.result, RESULT_CHARS) or "(no output)"
+        widgets.append(_plain(text, "tool-result" + (" -error" if item.is_error else "")))
+    return widgets or [_plain("(no details)", "note")]
+
+
+def subagent_body(item: Item) -> list[Widget]:
+    widgets: list[Widget] = []
+    for child in item.children:
+        if child.kind == "tool":
+            widgets.append(Static(Content.assemble(("· ", "$text-muted"), tool_title(child)), classes="sub-line"))
+        elif child.kind == "thinking":
+            continue
+        elif child.text.strip():
+            who = "task" if child.role == "user" else "agent"
+            widgets.append(
+                Static(Content.assemble((f"{who}: ", "bold $text-muted"), bounded(child.text, 1500)), classes="sub-line")
+            )
+    return widgets or [_plain("(no messages)", "note")]
+
+
+def answer_widget(text: str) -> Widget:
+    """Assistant text as markdown, rendered synchronously.
+
+    Rich's renderer rather than Textual's ``Markdown`` widget: that one parses in a
+    thread pool and mounts a widget per block, so heights change after mount (the
+    matched turn would drift out of view) and a page of turns costs hundreds of
+    widgets. One Static per answer paints at once and at its final height.
+    """
+    return Static(RichMarkdown(bounded(text, ANSWER_CHARS), hyperlinks=False, code_theme="ansi_dark"), classes="answer")
+
+
+def item_widget(item: Item, terms: list[str], cwd: str | None = None) -> Widget | None:
+    if item.kind == "text":
+        if not item.text.strip():
+            return None
+        if item.role == "user":  # a second prompt inside one turn (e.g. an interruption)
+            return Static(highlight(bounded(item.text, PROMPT_CHARS), terms), classes="prompt")
+        return answer_widget(item.text)
+    if item.kind == "tool":
+        return Fold(tool_title(item), lambda: tool_body(item, cwd), classes="fold tool" + (" -error" if item.is_error else ""))
+    if item.kind == "thinking":
+        title = Content.assemble(("thinking", "italic $text-muted"), (f"  {len(item.text):,} chars", "$text-muted"))
+        return Fold(title, lambda: [_plain(bounded(item.text, ANSWER_CHARS), "thinking")], classes="fold thinking")
+    if item.kind == "subagent":
+        tools = sum(1 for c in item.children if c.kind == "tool")
+        title = Content.assemble(
+            ("subagent", "bold $text-secondary"),
+            "  ",
+            (one_line(item.text or "", 70), ""),
+            (f"  {len(item.children)} messages · {tools} tool calls", "$text-muted"),
+        )
+        return Fold(title, lambda: subagent_body(item), classes="fold subagent")
+    if item.kind == "note" and item.text.strip():
+        return Static(Content.styled(one_line(item.text, 200), "$text-muted italic"), classes="note")
+    return None
+
+
+class SessionHeader(Static):
+    """The boundary before each session of a chain: which session, when, what."""
+
+    def __init__(self, block: Block, now: datetime) -> None:
+        super().__init__(self.describe(block), classes="session-header" + (" -first" if block.session_index == 0 else ""))
+        self.block = block
+
+    @staticmethod
+    def describe(block: Block) -> Content:
+        session = block.session
+        number = session.session_number
+        of = f" of {session.chain_length}" if session.chain_length else ""
+        name = f"{session.slug}#{number}{of}" if session.slug and number else (session.slug or session.session_id[:8])
+        lines = [
+            Content.assemble(
+                ("◆ ", "$text-accent"),
+                (name, "bold $text-accent"),
+                "  ",
+                (session.project or "—", "bold"),
+                "  ",
+                (session.agent, "$text-secondary"),
+                ("  ● live" if session.is_live else "", "bold $text-success"),
+            ),
+            Content.styled(
+                f"  {clock(session.first_timestamp)} → {clock(session.last_timestamp)} · "
+                f"{session.turn_count} turns · {session.session_id[:8]}"
+                + (f" · {session.git_branch}" if session.git_branch else ""),
+                "$text-muted",
+            ),
+        ]
+        text = about(session)
+        if text:
+            lines.append(Content.styled("  " + one_line(text, 200), "italic"))
+        return Content("\n").join(lines)
+
+    def set_block(self, block: Block) -> None:
+        """Live update: the session grew (turns, last activity, live marker)."""
+        self.block = block
+        self.update(self.describe(block))
+
+
+class CompactionRule(Static):
+    """``── context compacted ──`` where the agent summarized and dropped context."""
+
+    def __init__(self, block: Block, now: datetime) -> None:
+        when = clock(block.timestamp)
+        super().__init__(
+            Content.assemble(
+                ("⟳ ", "$text-warning"), ("Context compacted", "bold $text-warning"), (f"  {when}" if when else "", "$text-muted")
+            ),
+            classes="compaction",
+        )
+        self.block = block
+
+
+class TurnView(Vertical):
+    """One turn: who asked what, when; then the answer, tools and folds in order."""
+
+    def __init__(self, block: Block, now: datetime, terms: list[str]) -> None:
+        super().__init__(classes="turn" if block.kind == "turn" else "turn preamble")
+        self.block = block
+        self._now = now
+        self._terms = terms
+
+    def compose(self) -> ComposeResult:
+        block = self.block
+        if block.kind == "preamble":
+            yield Static(Content.styled("before the first prompt", "$text-muted italic"), classes="turn-head")
+        else:
+            session = block.session
+            number = f"#{session.session_number}:" if session.session_number and block.session_count > 1 else ""
+            yield Static(
+                Content.assemble(
+                    ("you", "bold $text-primary"),
+                    (f"  turn {number}{block.turn}", "$text-muted"),
+                    (" (continued)" if block.continued else "", "$text-muted italic"),
+                    (f"  {clock(block.timestamp)} · {relative_time(block.timestamp, self._now)}", "$text-muted"),
+                ),
+                classes="turn-head",
+            )
+            if block.prompt.strip():
+                yield Static(highlight(bounded(block.prompt, PROMPT_CHARS), self._terms), classes="prompt")
+        for item in block.items:
+            widget = item_widget(item, self._terms, block.session.cwd)
+            if widget is not None:
+                yield widget
+
+    def set_folds(self, expanded: bool) -> None:
+        for fold in self.query(Fold):
+            fold.expanded = expanded
+
+    @property
+    def folds_expanded(self) -> bool:
+        return any(f.expanded for f in self.query(Fold))
+
+
+def block_widget(block: Block, now: datetime, terms: list[str]) -> Widget:
+    if block.kind == "session":
+        return SessionHeader(block, now)
+    if block.kind == "compaction":
+        return CompactionRule(block, now)
+    return TurnView(block, now, terms)
