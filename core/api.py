@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+import numpy as np
+
 from . import handoff, snippets
 from .catalog import CatalogError
 from .chains import parse_session_range
@@ -167,6 +169,11 @@ class Archive:
             self._watcher = Watcher([self.cache], lambda _: self._notify_external())
         self._watcher.start()
 
+    def remove_listener(self, on_change: Callable[[UpdateResult], None]) -> None:
+        """Stop calling ``on_change`` (an app closing while the archive lives on)."""
+        if on_change in self._listeners:
+            self._listeners.remove(on_change)
+
     def _notify_external(self) -> None:
         before = self.generation
         self._refresh_from_disk()
@@ -237,6 +244,7 @@ class Archive:
         user: str | None = None,
         date_from: str | None = None,
         date_to: str | None = None,
+        tags: list[str] | None = None,
     ) -> list[SearchHit]:
         limit = _check_limit(limit)
         ts_from = parse_user_time(date_from, name="date_from")  # bad input is an error even when nothing matches
@@ -248,13 +256,11 @@ class Archive:
             return []
         ids = [term_id(t) for t in terms]
         allowed = None
-        if project or slug or session_id or agent or user:
-            sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user)
+        if project or slug or session_id or agent or user or tags:
+            sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, tags=tags)
             if session_id:
                 wanted = {s.session_id for s in self.resolve(session_id).sessions}
                 sessions = [s for s in sessions if s.session_id in wanted]
-            import numpy as np
-
             allowed = np.array(lib.file_ids_for(s.session_id for s in sessions), dtype=np.int32)
             if allowed.shape[0] == 0:
                 return []

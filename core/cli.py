@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .config import Config
@@ -284,7 +285,7 @@ def cmd_app(args) -> int:
         from .demo import write_demo_corpus
 
         home = config.cache_path.parent / "relay-search-demo"  # never the user's own ~/.claude
-        write_demo_corpus(home)
+        write_demo_corpus(home, now=datetime.now(timezone.utc))  # its newest session is live now
         config = Config.from_env({**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
     try:
         from tui.app import make_app

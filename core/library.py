@@ -87,6 +87,7 @@ class Library:
                 tags=tags.get(sid, ()),
                 is_live=(now - r["mtime_ns"] / 1e9) < LIVE_SECONDS,
                 skipped_lines=r["skipped"],
+                first_prompt=(r["first_prompt"] or None) and " ".join(r["first_prompt"].split())[:300],
             )
         self.chains: dict[str, list[SessionInfo]] = {}
         self.chain_of: dict[str, str] = {}

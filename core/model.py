@@ -139,6 +139,7 @@ class SessionInfo:
     chain_length: int | None = None
     ref: str | None = None
     skipped_lines: int = 0
+    first_prompt: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -161,6 +162,7 @@ class SessionInfo:
             "session_number": self.session_number,
             "chain_length": self.chain_length,
             "ref": self.ref,
+            "first_prompt": self.first_prompt,
         }
 
 
