@@ -83,7 +83,9 @@ def about(session: Any) -> str:
     """What the session was about: its summary, unless that is just its slug."""
     summary = session.summary or ""
     if summary == session.slug:
-        summary = session.title if session.title and session.title != session.slug else ""
+        # SPEC's summary order puts the slug before the first prompt; a list row
+        # says more with the prompt (or a title) than with the slug it already shows
+        summary = (session.title if session.title and session.title != session.slug else "") or (session.first_prompt or "")
     return summary
 
 
