@@ -43,18 +43,6 @@ def parse_session_range(spec: str, total: int) -> list[int]:
     return sorted(chosen)
 
 
-def chain_key(session: SessionInfo, continues: Mapping[str, str]) -> str:
-    """The chain a session belongs to: its slug, or its continuation root's."""
-    if session.slug:
-        return f"slug:{session.slug}"
-    seen = {session.session_id}
-    root = session.session_id
-    while root in continues and continues[root] not in seen:
-        root = continues[root]
-        seen.add(root)
-    return f"root:{root}"
-
-
 def group_chains(
     sessions: Iterable[SessionInfo], continues: Mapping[str, str], slugs: Mapping[str, str | None]
 ) -> dict[str, list[SessionInfo]]:

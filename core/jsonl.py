@@ -55,17 +55,3 @@ def iter_blocks(path: Path, offset: int = 0, block_bytes: int = BLOCK_BYTES) -> 
             block, carry = data[: cut + 1], data[cut + 1 :]
             position += len(block)
             yield position, block
-
-
-def count_lines_before(path: Path, offset: int) -> int:
-    """How many complete lines precede ``offset`` (entry_index of the next line)."""
-    count = 0
-    with open(path, "rb") as handle:
-        remaining = offset
-        while remaining > 0:
-            chunk = handle.read(min(remaining, 1 << 20))
-            if not chunk:
-                break
-            count += chunk.count(b"\n")
-            remaining -= len(chunk)
-    return count

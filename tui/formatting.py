@@ -13,6 +13,10 @@ from typing import Any
 
 from textual.content import Content
 
+from core.refs import compress_numbers
+from core.snippets import matched_spans
+from core.tokenize import default_tokenizer
+
 
 def parse_time(value: str | None) -> datetime | None:
     """An ISO 8601 timestamp (``Z`` or offset) as an aware datetime, or None."""
@@ -127,15 +131,14 @@ def bounded(text: str, limit: int) -> str:
     return f"{text[:limit]}\n… ({len(text) - limit:,} more chars)"
 
 
-_WORD = re.compile(r"[\w][\w'-]*", re.UNICODE)
-
-
 def query_terms(query: str, extra: Iterable[str] = ()) -> list[str]:
-    """Words worth highlighting: the hit's matched terms, else the query's words."""
-    terms = [t.lower() for t in extra if t and len(t) > 1]
-    if not terms:
-        terms = [w.lower() for w in _WORD.findall(query) if len(w) > 1]
-    return sorted(set(terms), key=len, reverse=True)
+    """Index terms worth highlighting: the hit's matched terms, else the query's.
+
+    The same tokenizer as the index (stems, identifier parts), so what is
+    highlighted is exactly what matched.
+    """
+    terms = [t for t in extra if t]
+    return terms or default_tokenizer().query_terms(query)
 
 
 def around_match(text: str, terms: Iterable[str], width: int) -> str:
@@ -143,11 +146,10 @@ def around_match(text: str, terms: Iterable[str], width: int) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    pattern = highlight_pattern(terms)
-    match = pattern.search(flat) if pattern else None
+    spans = matched_spans(flat, list(terms))
     start = 0
-    if match and match.start() > width // 3:
-        start = max(0, match.start() - width // 4)
+    if spans and spans[0][0] > width // 3:
+        start = max(0, spans[0][0] - width // 4)
         start = flat.rfind(" ", 0, start) + 1 if flat.rfind(" ", 0, start) > start - 15 else start
     piece = flat[start:]
     prefix = "…" if start else ""
@@ -156,37 +158,9 @@ def around_match(text: str, terms: Iterable[str], width: int) -> str:
     return prefix + piece
 
 
-def highlight_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
-    """A regex matching words that start with any of ``terms`` (which may be stems,
-    e.g. ``compact`` for ``compaction``, so a match runs to the end of the word)."""
-    words = [re.escape(t) for t in terms if t]
-    if not words:
-        return None
-    return re.compile(r"(?<![\w])(?:" + "|".join(words) + r")[\w]*", re.IGNORECASE)
-
-
 def highlight(text: str | Content, terms: Iterable[str], style: str = "$text-warning on $warning-muted bold") -> Content:
-    """``text`` as Content with every word matching ``terms`` styled."""
+    """``text`` as Content with every token that matched ``terms`` styled."""
     content = text if isinstance(text, Content) else Content(text)
-    pattern = highlight_pattern(terms)
-    if pattern is None:
-        return content
-    return content.highlight_regex(pattern, style=style)
-
-
-def compress_numbers(numbers: Iterable[int]) -> str:
-    """``[4, 5, 7]`` → ``4-5,7`` (the session-range syntax of SPEC §3)."""
-    ordered = sorted(set(numbers))
-    parts: list[str] = []
-    start = prev = None
-    for n in ordered:
-        if start is None:
-            start = prev = n
-        elif n == prev + 1:
-            prev = n
-        else:
-            parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-            start = prev = n
-    if start is not None:
-        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-    return ",".join(parts)
+    for start, end in matched_spans(content.plain, list(terms)):
+        content = content.stylize(style, start, end)
+    return content
