@@ -24,7 +24,7 @@ from .messages import (
     TagsSaved,
 )
 
-SEARCH_LIMIT = 50
+SEARCH_LIMIT = 25  # hits in the live list: a few screens; each one rendered costs keystroke latency
 READER_HIT_LIMIT = 500
 
 

@@ -23,8 +23,8 @@ from ..formatting import compress_numbers, query_terms
 from ..messages import ConversationLoaded
 from .turn_view import SessionHeader, TurnView, block_widget
 
-PAGE = 16  # blocks mounted per page
-BEFORE = 3  # blocks mounted above the target turn
+PAGE = 8  # blocks mounted per page (a screenful: first paint stays fast)
+BEFORE = 2  # blocks mounted above the target turn
 
 
 class Edge(Static):
