@@ -1,0 +1,194 @@
+"""Claude Code's JSONL records, decoded fast.
+
+msgspec structs name only the fields relay-search uses, so the bulky parts of a
+record (``progress`` payloads, ``toolUseResult`` copies, snapshots) are skipped in C
+without building Python objects. A block of lines is decoded in one call; a line
+that does not fit the typed shape (``message`` as a string, non-object blocks, null
+content) takes a slower generic path; one that is not a JSON object is ``None``.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+import msgspec
+
+class Block(msgspec.Struct):
+    type: str = ""
+    text: str | None = None
+    thinking: str | None = None
+    name: str | None = None
+    id: str | None = None
+    input: msgspec.Raw = msgspec.Raw(b"null")
+    content: msgspec.Raw = msgspec.Raw(b"null")
+    tool_use_id: str | None = None
+    is_error: bool | None = None
+
+
+class Body(msgspec.Struct):
+    role: str | None = None
+    content: str | list[Block] | None = None
+
+
+class Record(msgspec.Struct):
+    type: str | None = None
+    subtype: str | None = None
+    uuid: str | None = None
+    parentUuid: str | None = None
+    sessionId: str | None = None
+    timestamp: str | None = None
+    isSidechain: bool | None = None
+    isMeta: bool | None = None
+    isCompactSummary: bool | None = None
+    isVisibleInTranscriptOnly: bool | None = None
+    cwd: str | None = None
+    gitBranch: str | None = None
+    slug: str | None = None
+    version: str | None = None
+    summary: str | None = None
+    leafUuid: str | None = None
+    customTitle: str | None = None
+    aiTitle: str | None = None
+    message: Body | None = None
+
+
+_record_decoder = msgspec.json.Decoder(Record)
+_decode_record = _record_decoder.decode
+_decode_record_lines = _record_decoder.decode_lines
+decode_any = msgspec.json.Decoder().decode
+
+# Record types that never carry a message we show. Most of a transcript's bytes are
+# ``progress`` records; recognizing them from the raw bytes skips the JSON decode.
+IGNORED_TYPES = frozenset(
+    {b"progress", b"file-history-snapshot", b"queue-operation", b"attachment", b"last-prompt",
+     b"permission-mode", b"worktree-state", b"mode", b"agent-name", b"pr-link", b"frame-link"}
+)
+WANTED_TYPES = frozenset({"user", "assistant", "system", "summary", "custom-title", "ai-title"})
+_TYPE_KEY = b'"type":"'
+_TOOL_USE_RESULT = b',"toolUseResult":'
+
+
+def is_ignorable(line: bytes) -> bool:
+    """True when the line's top-level ``type`` is one we skip, read off the bytes.
+
+    A raw ``"type":"`` can only be a key (quotes inside JSON strings are escaped);
+    it is the top-level one when exactly one ``{`` and no ``[`` precede it. Any
+    doubt (a brace inside an earlier string value) answers False and the line
+    takes the full decode.
+    """
+    pos = line.find(_TYPE_KEY, 0, 800)
+    if pos < 0 or line.count(b"{", 0, pos) != 1 or line.find(b"[", 0, pos) >= 0:
+        return False
+    start = pos + len(_TYPE_KEY)
+    return line[start : line.find(b'"', start, start + 40)] in IGNORED_TYPES
+
+
+def _without_tool_use_result(line: bytes) -> bytes | None:
+    """The record cut before ``toolUseResult`` (a structured copy of the tool result
+    that Claude Code appends to user records; often the largest part of the line)."""
+    pos = line.rfind(_TOOL_USE_RESULT)
+    if pos < 0:
+        return None
+    return line[:pos] + b"}"
+
+
+def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
+    """Coerce a record that failed the typed decode into the typed shape."""
+    clean: dict[str, Any] = {}
+    for key in Record.__struct_fields__:
+        if key == "message":
+            continue
+        value = obj.get(key)
+        expected_bool = key.startswith("is")
+        if value is None:
+            continue
+        if expected_bool:
+            clean[key] = bool(value)
+        elif isinstance(value, str):
+            clean[key] = value
+    message = obj.get("message")
+    if isinstance(message, str):
+        clean["message"] = {"role": obj.get("type"), "content": message}
+    elif isinstance(message, dict):
+        content = message.get("content")
+        if isinstance(content, list):
+            blocks = []
+            for block in content:
+                if isinstance(block, str):
+                    blocks.append({"type": "text", "text": block})
+                elif isinstance(block, dict):
+                    blocks.append(
+                        {
+                            k: v
+                            for k, v in block.items()
+                            if k in Block.__struct_fields__
+                            and (k in ("input", "content") or isinstance(v, (str, bool)))
+                        }
+                    )
+            content = blocks
+        elif not isinstance(content, str):
+            content = None
+        role = message.get("role")
+        clean["message"] = {"role": role if isinstance(role, str) else None, "content": content}
+    return clean
+
+
+def decode_record(line: bytes) -> Record | None:
+    """Typed decode, falling back to a generic one; None for a non-object line."""
+    short = _without_tool_use_result(line)
+    if short is not None:
+        try:
+            record = _decode_record(short)
+        except msgspec.DecodeError:
+            record = None  # the cut was not at the top level: decode the whole line
+        # Newer versions may write toolUseResult before message/uuid/timestamp; a
+        # cut that lost any of them is no shortcut.
+        if record is not None and record.message is not None and record.uuid and record.timestamp:
+            return record
+    try:
+        return _decode_record(line)
+    except msgspec.DecodeError:
+        pass
+    try:
+        obj = decode_any(line)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    try:
+        return msgspec.convert(_sanitize(obj), Record, from_attributes=False)
+    except msgspec.ValidationError:
+        return None
+
+
+def raw_to_obj(raw: msgspec.Raw | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return decode_any(raw)
+    except msgspec.DecodeError:
+        return None
+
+
+def content_digest(body: Body | None) -> int:
+    """A stable digest of a message's content (crc32; compared within one file)."""
+    if body is None or body.content is None:
+        return 0
+    if isinstance(body.content, str):
+        return zlib.crc32(body.content.encode())
+    parts = [f"{b.type}|{b.text or b.thinking or ''}|{b.id or b.tool_use_id or ''}" for b in body.content]
+    return zlib.crc32("\x00".join(parts).encode())
+
+
+def decode_block(block: bytes) -> list[Record] | None:
+    """All records of a block of lines in one C call, or None to go line by line.
+
+    msgspec skips blank lines, so a count mismatch (which would shift every
+    entry_index after it) also sends the block down the careful path.
+    """
+    try:
+        records = _decode_record_lines(block)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    return records if len(records) == block.count(b"\n") else None
