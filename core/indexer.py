@@ -28,7 +28,8 @@ from .catalog import Catalog
 from .config import Config
 from .index.bm25 import Snapshot
 from .index.segment import load_segment, merge_segments, save_segment
-from .ingest import ChunkOutput, Job, JobOutput, run_chunk, segment_name, uuid_hash
+from .ingest import ChunkOutput, Job, JobOutput, run_chunk, segment_name
+from .links import find_links
 from .sources import MAIN, SourceFile, all_sources
 from .views import Progress, UpdateResult
 
@@ -308,55 +309,10 @@ class Indexer:
     def _relink(self, result: _Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
         rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
-        owners_hash: list[np.ndarray] = []
-        owners_file: list[np.ndarray] = []
-        by_id = {}
-        for row in rows:
-            by_id[row["file_id"]] = row
-            if row["uuid_hashes"]:
-                h = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
-                owners_hash.append(h)
-                owners_file.append(np.full(h.shape[0], row["file_id"], dtype=np.int64))
-        if not owners_hash:
+        found = find_links(rows)
+        if found is None:
             return
-        hashes = np.concatenate(owners_hash)
-        files = np.concatenate(owners_file)
-        order = np.argsort(hashes, kind="stable")
-        hashes, files = hashes[order], files[order]
-
-        def owners_of(h: int) -> list[int]:
-            lo = int(np.searchsorted(hashes, h, "left"))
-            hi = int(np.searchsorted(hashes, h, "right"))
-            return files[lo:hi].tolist()
-
-        links: dict[str, str] = {}
-        summaries: dict[str, list[str]] = {}
-        rereads: list[tuple[dict, int | None]] = []
-        for row in rows:
-            sid = row["session_id"]
-            own = np.frombuffer(row["uuid_hashes"], dtype=np.int64) if row["uuid_hashes"] else np.zeros(0, np.int64)
-            replay_of = None
-            for h in own[:3].tolist():
-                others = [f for f in owners_of(h) if f != row["file_id"]]
-                older = [f for f in others if _replays(row, by_id[f], owners_of)]
-                if older:
-                    replay_of = older[0]
-                    break
-            if replay_of is not None and by_id[replay_of]["session_id"] != sid:
-                links[sid] = by_id[replay_of]["session_id"]
-            if (row["replay_of"] or None) != replay_of:
-                rereads.append((row, replay_of))
-            for leaf, text in json.loads(row["summaries"] or "[]"):
-                # A summary describes the conversation holding its leaf; 1.0.x writes
-                # summaries of earlier (often deleted) sessions into the current file,
-                # so one whose leaf is in no file we know describes none of ours.
-                targets = owners_of(uuid_hash(leaf)) if leaf else []
-                if leaf and not targets:
-                    continue
-                target_sid = by_id[targets[0]]["session_id"] if targets else sid
-                summaries.setdefault(target_sid, []).append(text)
-                if target_sid != sid and sid not in links:
-                    links[sid] = target_sid
+        links, summaries, rereads = found
         with self.catalog.write() as db:
             for row, replay_of in rereads:
                 db.execute("UPDATE files SET replay_of=?, size=-1 WHERE file_id=?", (replay_of, row["file_id"]))
@@ -462,24 +418,6 @@ class _Tally:
             bytes_read=self.bytes_read,
             skipped_lines=self.skipped,
         )
-
-
-def _replays(row: dict, other: dict, owners_of) -> bool:
-    """Does ``row``'s file start with records copied from ``other``'s file?
-
-    Both files then share records; the copy is the file that holds all of the
-    other's records and more (a continued session replays its predecessor and goes
-    on). A file that is a strict subset of another is the original.
-    """
-    mine = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
-    theirs = np.frombuffer(other["uuid_hashes"], dtype=np.int64) if other["uuid_hashes"] else np.zeros(0, np.int64)
-    if theirs.shape[0] == 0:
-        return False
-    if row["file_id"] not in owners_of(int(theirs[0])):
-        return True  # their first record is not ours: we copied from them, not the reverse
-    if mine.shape[0] != theirs.shape[0]:
-        return mine.shape[0] > theirs.shape[0]
-    return row["path"] > other["path"]
 
 
 def _tombstone(db, select_sql: str, args: tuple) -> None:

@@ -1,0 +1,94 @@
+"""Which sessions continue which, found in the record uuids files share.
+
+A session without a slug joins the chain of the session it provably continues: its
+file starts with records replayed from that session (the same uuids), or a
+``summary`` record's ``leafUuid`` points into it. The indexer applies what this
+finds: links and resolved summaries go into the session rows, and a file that
+replays another is read again without the replayed records.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .ingest import uuid_hash
+
+Links = tuple[dict[str, str], dict[str, list[str]], list[tuple[dict, int | None]]]
+
+
+def find_links(rows: list[dict]) -> Links | None:
+    """(session → session it continues, session → summaries, files to read again).
+
+    ``rows`` are the main files' catalog rows (file_id, path, session_id,
+    uuid_hashes, summaries, replay_of). None when no file has record uuids.
+    """
+    owners_hash: list[np.ndarray] = []
+    owners_file: list[np.ndarray] = []
+    by_id = {}
+    for row in rows:
+        by_id[row["file_id"]] = row
+        if row["uuid_hashes"]:
+            h = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
+            owners_hash.append(h)
+            owners_file.append(np.full(h.shape[0], row["file_id"], dtype=np.int64))
+    if not owners_hash:
+        return None
+    hashes = np.concatenate(owners_hash)
+    files = np.concatenate(owners_file)
+    order = np.argsort(hashes, kind="stable")
+    hashes, files = hashes[order], files[order]
+
+    def owners_of(h: int) -> list[int]:
+        lo = int(np.searchsorted(hashes, h, "left"))
+        hi = int(np.searchsorted(hashes, h, "right"))
+        return files[lo:hi].tolist()
+
+    links: dict[str, str] = {}
+    summaries: dict[str, list[str]] = {}
+    rereads: list[tuple[dict, int | None]] = []
+    for row in rows:
+        sid = row["session_id"]
+        own = np.frombuffer(row["uuid_hashes"], dtype=np.int64) if row["uuid_hashes"] else np.zeros(0, np.int64)
+        replay_of = None
+        for h in own[:3].tolist():
+            others = [f for f in owners_of(h) if f != row["file_id"]]
+            older = [f for f in others if _replays(row, by_id[f], owners_of)]
+            if older:
+                replay_of = older[0]
+                break
+        if replay_of is not None and by_id[replay_of]["session_id"] != sid:
+            links[sid] = by_id[replay_of]["session_id"]
+        if (row["replay_of"] or None) != replay_of:
+            rereads.append((row, replay_of))
+        for leaf, text in json.loads(row["summaries"] or "[]"):
+            # A summary describes the conversation holding its leaf; 1.0.x writes
+            # summaries of earlier (often deleted) sessions into the current file,
+            # so one whose leaf is in no file we know describes none of ours.
+            targets = owners_of(uuid_hash(leaf)) if leaf else []
+            if leaf and not targets:
+                continue
+            target_sid = by_id[targets[0]]["session_id"] if targets else sid
+            summaries.setdefault(target_sid, []).append(text)
+            if target_sid != sid and sid not in links:
+                links[sid] = target_sid
+    return links, summaries, rereads
+
+
+def _replays(row: dict, other: dict, owners_of) -> bool:
+    """Does ``row``'s file start with records copied from ``other``'s file?
+
+    Both files then share records; the copy is the file that holds all of the
+    other's records and more (a continued session replays its predecessor and goes
+    on). A file that is a strict subset of another is the original.
+    """
+    mine = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
+    theirs = np.frombuffer(other["uuid_hashes"], dtype=np.int64) if other["uuid_hashes"] else np.zeros(0, np.int64)
+    if theirs.shape[0] == 0:
+        return False
+    if row["file_id"] not in owners_of(int(theirs[0])):
+        return True  # their first record is not ours: we copied from them, not the reverse
+    if mine.shape[0] != theirs.shape[0]:
+        return mine.shape[0] > theirs.shape[0]
+    return row["path"] > other["path"]
