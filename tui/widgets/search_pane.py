@@ -173,7 +173,7 @@ class SearchPane(Vertical):
             self._render_hits()
 
     def _status(self, text: str) -> None:
-        self.query_one("#search-status", Static).update(text)
+        self.query_one("#search-status", Static).update(text, layout=False)  # height 1: no relayout
 
     # --- selection ---------------------------------------------------------
 
