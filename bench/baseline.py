@@ -66,9 +66,13 @@ def _starts_turn(content: Any) -> bool:
     return False
 
 
-def parse_turns(path: Path) -> list[str]:
-    """The search text of each turn of one session file, in order."""
-    turns: list[list[str]] = []
+def parse_session_turns(path: Path) -> list[tuple[str, str]]:
+    """``(session_id, search text)`` of each turn of one session file, in order.
+
+    The session of a turn is the ``sessionId`` of the user record that starts it (the
+    file name when the record has none), so a file holding two sessions splits right.
+    """
+    turns: list[tuple[str, list[str]]] = []
     with path.open("r", encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
@@ -83,12 +87,17 @@ def parse_turns(path: Path) -> list[str]:
             content = message.get("content")
             kind = record.get("type")
             if kind == "user" and _starts_turn(content):
-                turns.append([_text_of(content)])
+                turns.append((str(record.get("sessionId") or path.stem), [_text_of(content)]))
             elif kind == "assistant" and turns:
                 text = _text_of(content)
                 if text:
-                    turns[-1].append(text)
-    return ["\n".join(parts) for parts in turns]
+                    turns[-1][1].append(text)
+    return [(sid, "\n".join(parts)) for sid, parts in turns]
+
+
+def parse_turns(path: Path) -> list[str]:
+    """The search text of each turn of one session file, in order."""
+    return [text for _, text in parse_session_turns(path)]
 
 
 class BaselineIndex:

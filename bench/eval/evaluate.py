@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.baseline import parse_session_turns
 from bench.eval.make_home import TRANSCRIPTS, build_home
 
 HERE = Path(__file__).resolve().parent
@@ -160,51 +161,6 @@ def run_relay(home: Path, queries: list[dict[str, Any]], cli: bool) -> Report:
 # Baseline: plain bm25s over turns (the original design)
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
-def _starts_turn(content: Any) -> bool:
-    if isinstance(content, str):
-        return True
-    if isinstance(content, list):
-        return not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
-    return False
-
-
-def baseline_turns(path: Path) -> list[tuple[str, str]]:
-    """``(session_id, text)`` per turn of one main session file (bench/baseline.py's rule).
-
-    The session of a turn is the ``sessionId`` of the user record that starts it (the
-    file name when the record has none), so a file holding two sessions splits right.
-    """
-    turns: list[tuple[str, list[str]]] = []
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(record, dict):
-                continue
-            message = record.get("message")
-            if not isinstance(message, dict):
-                continue
-            content = message.get("content")
-            kind = record.get("type")
-            if kind == "user" and _starts_turn(content):
-                turns.append((str(record.get("sessionId") or path.stem), [_text_of(content)]))
-            elif kind == "assistant" and turns:
-                text = _text_of(content)
-                if text:
-                    turns[-1][1].append(text)
-    return [(sid, "\n".join(parts)) for sid, parts in turns]
-
-
 def run_baseline(home: Path, queries: list[dict[str, Any]]) -> Report:
     import bm25s
     import Stemmer
@@ -217,7 +173,7 @@ def run_baseline(home: Path, queries: list[dict[str, Any]]) -> Report:
     doc_ids: list[tuple[str, str]] = []
     texts: list[str] = []
     for path in files:
-        for sid, text in baseline_turns(path):
+        for sid, text in parse_session_turns(path):
             doc_ids.append((sid, path.parent.name))
             texts.append(text)
     retriever = bm25s.BM25()
