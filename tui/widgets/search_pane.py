@@ -75,6 +75,7 @@ class SearchPane(Vertical):
         super().__init__(**kwargs)
         self.hits: list[Any] = []
         self.shown_query = ""
+        self._rendered_width: int | None = None  # the hit list width hits were laid out for
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search conversations…   ( / )", id="query")
@@ -160,7 +161,8 @@ class SearchPane(Vertical):
     def _render_hits(self) -> None:
         hit_list = self.query_one(HitList)
         now = self.app.now()
-        width = (hit_list.scrollable_content_region.width or 47) - 1
+        self._rendered_width = hit_list.scrollable_content_region.width
+        width = (self._rendered_width or 47) - 1
         keep = hit_list.highlighted
         hit_list.set_options(
             Option(hit_prompt(hit, self.shown_query, now, width), id=f"h{i}") for i, hit in enumerate(self.hits)
@@ -169,7 +171,8 @@ class SearchPane(Vertical):
             hit_list.highlighted = min(keep, len(self.hits) - 1)
 
     def on_resize(self) -> None:
-        if self.hits:
+        hit_list = self.query_one(HitList)
+        if self.hits and hit_list.scrollable_content_region.width != self._rendered_width:
             self._render_hits()
 
     def _status(self, text: str) -> None:

@@ -158,6 +158,7 @@ class SessionList(OptionList):
         self.rows: list[Row] = []
         self.marked: set[str] = set()  # session ids, all in one chain
         self.anchor: int | None = None
+        self.rendered_width: int | None = None  # the width rows were laid out for
 
     @property
     def current_row(self) -> Row | None:
@@ -166,7 +167,8 @@ class SessionList(OptionList):
 
     def render_rows(self, keep: str | None = None) -> None:
         now = self.app.now()
-        width = (self.scrollable_content_region.width or 47) - 1
+        self.rendered_width = self.scrollable_content_region.width
+        width = (self.rendered_width or 47) - 1
         old = self.highlighted
         self.set_options(
             Option(row_prompt(row, now, row.kind == "session" and row.session.session_id in self.marked, width), id=row.key)
@@ -294,8 +296,11 @@ class SessionsPane(Vertical):
         self.query_one("#sessions-status", Static).update(text)
 
     def on_resize(self) -> None:
-        if self.session_list.rows:
-            self.session_list._refresh_marks()
+        # Rows are laid out for a width; a height change (the search pane above
+        # growing while someone types) needs no re-render of hundreds of rows.
+        rows = self.session_list
+        if rows.rows and rows.scrollable_content_region.width != rows.rendered_width:
+            rows._refresh_marks()
 
     @on(OptionList.OptionSelected, "#sessions")
     def _selected(self, event: OptionList.OptionSelected) -> None:
