@@ -84,7 +84,7 @@ class Indexer:
     def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None) -> UpdateResult:
         with self._sync_lock:
             started = time.perf_counter()
-            known = {row["path"]: row for row in self.catalog.files(("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "state", "replay_of", "error"))}
+            known = self._known_files()
             jobs, gone = self._plan(known, paths)
             total_bytes = sum(max(0, (j.file.path.stat().st_size if j.file.path.exists() else 0) - j.offset) for j in jobs)
             result = _Tally()
@@ -96,6 +96,10 @@ class Indexer:
                 self._relink(result)
             result.seconds = time.perf_counter() - started
             return result.freeze()
+
+    def _known_files(self) -> dict[str, dict]:
+        columns = ("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "replay_of", "error")
+        return {row["path"]: row for row in self.catalog.files(columns)}
 
     def _plan(self, known: dict[str, dict], paths: Iterable[Path] | None) -> tuple[list[Job], list[str]]:
         sources = all_sources(self.config.agents)
@@ -155,7 +159,15 @@ class Indexer:
             # touched without new bytes: nothing to read for append-only sources
             if file.agent == "claude" or file.agent == "codex":
                 return None
-        state = _decode_state(row["state"]) if row["state"] else {}
+        # The parser's saved state, read only for the file that grew (it holds the
+        # open turn's text: loading every file's on each sync would cost more than
+        # the append itself).
+        if "state" in row:  # a caller that tracks offsets elsewhere (team sync) brings its own
+            blob = row["state"]
+        else:
+            got = self.catalog.db.execute("SELECT state FROM files WHERE file_id=?", (file_id,)).fetchone()
+            blob = got[0] if got else None
+        state = _decode_state(blob) if blob else {}
         return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude)
 
     def _exclusion(self, row: dict) -> np.ndarray | None:
@@ -321,7 +333,7 @@ class Indexer:
             self._bump(db)
         if rereads:
             # Read those files again, now without the records they replay.
-            known = {row["path"]: row for row in self.catalog.files(("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "state", "replay_of", "error"))}
+            known = self._known_files()
             jobs = []
             for row, _ in rereads:
                 fresh = known.get(row["path"])

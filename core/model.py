@@ -44,9 +44,11 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     branch: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """A message in a session's stitched stream (SPEC §2)."""
+class Message(msgspec.Struct, frozen=True):
+    """A message in a session's stitched stream (SPEC §2).
+
+    A msgspec Struct like :class:`Entry`: reading a long session builds thousands.
+    """
 
     session_id: str
     agent: str
