@@ -145,3 +145,26 @@ async def test_d_filters_by_date(demo_home):
         assert sessions and all(s.last_timestamp >= cutoff for s in sessions)
         assert len(sessions) < 11
         assert "Last 7 days" in str(app.main.query_one("#sessions-status").render())
+
+
+async def test_clearing_while_the_reader_paints_never_crashes(tmp_path):
+    """The reader is cleared (or given another conversation) while it mounts a page."""
+    import asyncio
+
+    from core.demo import write_demo_corpus
+    from tui import tasks
+
+    corpus = write_demo_corpus(tmp_path)
+    app = make_app(tmp_path, now=DEFAULT_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        reader = app.main.reader
+        loaded = tasks.load_conversation(app.archive, corpus.chain_slug)
+        for _ in range(3):
+            painting = asyncio.create_task(reader.show(loaded))
+            await asyncio.sleep(0)  # show() is now waiting for the old children to go
+            reader.clear()
+            await painting  # must not raise
+        await reader.show(loaded)
+        await pilot.pause()
+        assert reader.is_open and len(reader.blocks) == len(loaded.blocks)

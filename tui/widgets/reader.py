@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import Click
+from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -160,13 +161,12 @@ class Reader(VerticalScroll, can_focus=True):
             lo = max(0, center - BEFORE)
             hi = min(n, lo + PAGE)
         self.lo, self.hi = lo, hi
+        # Made before the first await: the reader may be cleared or given another
+        # conversation while the old children go (a fast second open).
+        widgets = [self._make(i) for i in range(lo, hi)]
         with self.app.batch_update():
             await self.remove_children()
-            await self.mount(
-                Edge(id="edge-top", classes="edge"),
-                *[self._make(i) for i in range(lo, hi)],
-                Edge(id="edge-bottom", classes="edge"),
-            )
+            await self.mount(Edge(id="edge-top", classes="edge"), *widgets, Edge(id="edge-bottom", classes="edge"))
             self._edges()
         if at_end:
             self.call_after_refresh(self.scroll_end, animate=False)
@@ -229,24 +229,29 @@ class Reader(VerticalScroll, can_focus=True):
             return
         self._busy = True
         try:
-            if direction > 0 and self.hi < len(self.blocks):
-                new_hi = min(len(self.blocks), self.hi + PAGE)
-                widgets = [self._make(i) for i in range(self.hi, new_hi)]
-                await self.mount_all(widgets, before=self.query_one("#edge-bottom"))
-                self.hi = new_hi
-            elif direction < 0 and self.lo > 0:
-                anchor = self._widget(self.lo)
-                anchor_y = anchor.virtual_region.y if anchor is not None else 0
-                new_lo = max(0, self.lo - PAGE)
-                widgets = [self._make(i) for i in range(new_lo, self.lo)]
-                await self.mount_all(widgets, after=self.query_one("#edge-top"))
-                self.lo = new_lo
-                self._edges()
-                if anchor is not None:
-                    self.call_after_refresh(self._keep_anchor, anchor, anchor_y)
-            self._edges()
+            await self._extend(direction)
+        except NoMatches:
+            pass  # the reader was cleared or reopened meanwhile: nothing to extend
         finally:
             self._busy = False
+
+    async def _extend(self, direction: int) -> None:
+        if direction > 0 and self.hi < len(self.blocks):
+            new_hi = min(len(self.blocks), self.hi + PAGE)
+            widgets = [self._make(i) for i in range(self.hi, new_hi)]
+            await self.mount_all(widgets, before=self.query_one("#edge-bottom"))
+            self.hi = new_hi
+        elif direction < 0 and self.lo > 0:
+            anchor = self._widget(self.lo)
+            anchor_y = anchor.virtual_region.y if anchor is not None else 0
+            new_lo = max(0, self.lo - PAGE)
+            widgets = [self._make(i) for i in range(new_lo, self.lo)]
+            await self.mount_all(widgets, after=self.query_one("#edge-top"))
+            self.lo = new_lo
+            self._edges()
+            if anchor is not None:
+                self.call_after_refresh(self._keep_anchor, anchor, anchor_y)
+        self._edges()
 
     def _keep_anchor(self, anchor: Widget, old_y: int) -> None:
         shift = anchor.virtual_region.y - old_y
