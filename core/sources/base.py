@@ -90,3 +90,41 @@ class Source(Protocol):
         (reading a conversation) keeps every character.
         """
         ...
+
+
+class EntryCollector:
+    """Collects an adapter's entries; every message of the file shares its sidechain flag."""
+
+    def __init__(self, sidechain: bool = False) -> None:
+        self.sidechain = sidechain
+        self.entries: list[Entry] = []
+
+    def _add(
+        self,
+        role: str,
+        type_: str,
+        text: str,
+        ts: str | None,
+        index: int,
+        *,
+        uid: str | None = None,
+        parent: str | None = None,
+        tool: str | None = None,
+        tool_input: dict[str, Any] | None = None,
+        starts: bool = False,
+    ) -> None:
+        self.entries.append(
+            Entry(
+                role=role,
+                type=type_,
+                text=text,
+                timestamp=ts,
+                uuid=uid,
+                parent_uuid=parent,
+                is_sidechain=self.sidechain,
+                entry_index=index,
+                starts_turn=starts,
+                tool_name=tool,
+                tool_input=tool_input,
+            )
+        )

@@ -43,7 +43,7 @@ import msgspec
 from ..config import Config
 from ..jsonl import iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
-from .base import MAIN, SUBAGENT, ReadResult, SourceFile
+from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "codex"
 _decode = msgspec.json.Decoder().decode
@@ -270,12 +270,12 @@ def _kinds(records: list[Record]) -> set[str]:
     return kinds
 
 
-class _Parser:
+class _Parser(EntryCollector):
     """Decoded records -> entries, updating ``_State`` (meta, call names) as it goes."""
 
     def __init__(self, st: _State, sidechain: bool, full: bool) -> None:
-        self.st, self.sidechain, self.full = st, sidechain, full
-        self.entries: list[Entry] = []
+        super().__init__(sidechain)
+        self.st, self.full = st, full
 
     def feed(self, records: list[Record]) -> list[Entry]:
         for index, rec in records:
@@ -417,35 +417,6 @@ class _Parser:
         if kind not in self.st.fallback:
             self.st.fallback.append(kind)
 
-    def _add(
-        self,
-        role: str,
-        type_: str,
-        text: str,
-        ts: str | None,
-        index: int,
-        *,
-        uid: str | None = None,
-        parent: str | None = None,
-        tool: str | None = None,
-        tool_input: dict[str, Any] | None = None,
-        starts: bool = False,
-    ) -> None:
-        self.entries.append(
-            Entry(
-                role=role,
-                type=type_,
-                text=text,
-                timestamp=ts,
-                uuid=uid,
-                parent_uuid=parent,
-                is_sidechain=self.sidechain,
-                entry_index=index,
-                starts_turn=starts,
-                tool_name=tool,
-                tool_input=tool_input,
-            )
-        )
 
 
 def locate_rollout(near: Path, session_id: str) -> Path | None:

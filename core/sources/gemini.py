@@ -42,7 +42,7 @@ import msgspec
 from ..config import Config
 from ..jsonl import iter_lines
 from ..model import Entry, FileMeta
-from .base import MAIN, SUBAGENT, ReadResult, SourceFile
+from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "gemini"
 _decode = msgspec.json.Decoder().decode
@@ -108,13 +108,12 @@ def _response_text(result: Any) -> str:
     return "\n".join(t for t in out if t)
 
 
-class _Builder:
+class _Builder(EntryCollector):
     """Turns resolved message records into entries."""
 
     def __init__(self, full: bool, sidechain: bool) -> None:
         self.full = full
-        self.sidechain = sidechain
-        self.entries: list[Entry] = []
+        super().__init__(sidechain)
         self.first_prompt: str | None = None
 
     def message(self, msg: dict[str, Any], index: int) -> None:
@@ -207,35 +206,6 @@ class _Builder:
                 tool=name,
             )
 
-    def _add(
-        self,
-        role: str,
-        type_: str,
-        text: str,
-        ts: str | None,
-        index: int,
-        *,
-        uid: str | None = None,
-        parent: str | None = None,
-        tool: str | None = None,
-        tool_input: dict[str, Any] | None = None,
-        starts: bool = False,
-    ) -> None:
-        self.entries.append(
-            Entry(
-                role=role,
-                type=type_,
-                text=text,
-                timestamp=ts,
-                uuid=uid,
-                parent_uuid=parent,
-                is_sidechain=self.sidechain,
-                entry_index=index,
-                starts_turn=starts,
-                tool_name=tool,
-                tool_input=tool_input,
-            )
-        )
 
 
 def replay_jsonl(
