@@ -30,7 +30,7 @@ from .index.bm25 import Snapshot
 from .index.segment import load_segment, merge_segments, save_segment
 from .ingest import ChunkOutput, Job, JobOutput, run_chunk, segment_name
 from .links import find_links
-from .sources import MAIN, SourceFile, all_sources
+from .sources import MAIN, SourceFile, all_sources, get_source
 from .views import Progress, UpdateResult
 
 PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
@@ -86,7 +86,7 @@ class Indexer:
             started = time.perf_counter()
             known = self._known_files()
             jobs, gone = self._plan(known, paths)
-            total_bytes = sum(max(0, (j.file.path.stat().st_size if j.file.path.exists() else 0) - j.offset) for j in jobs)
+            total_bytes = sum(max(0, j.size - j.offset) for j in jobs)
             result = _Tally()
             if gone:
                 self._remove(gone, known, result)
@@ -147,18 +147,18 @@ class Indexer:
             stat = file.path.stat()
         except OSError:
             return None
+        size = stat.st_size
         if row is None:
-            return Job(file, new_file_id)
+            return Job(file, new_file_id, size=size)
         file_id = row["file_id"]
-        exclude = self._exclusion(row)
-        if stat.st_ino != row["inode"] or stat.st_size < row["offset"]:
-            return Job(file, file_id, exclude=exclude)  # rewritten or replaced: read whole again
-        if stat.st_size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
-            return None
-        if stat.st_size == row["offset"] and row["offset"] == row["size"] and stat.st_mtime_ns != row["mtime_ns"]:
-            # touched without new bytes: nothing to read for append-only sources
-            if file.agent == "claude" or file.agent == "codex":
+        if stat.st_ino == row["inode"] and size >= row["offset"]:
+            if size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
                 return None
+            if size == row["offset"] == row["size"] and get_source(file.agent).append_only:
+                return None  # touched without new bytes: nothing more to read
+        exclude = self._exclusion(row)
+        if stat.st_ino != row["inode"] or size < row["offset"]:
+            return Job(file, file_id, exclude=exclude, size=size)  # rewritten or replaced: read whole again
         # The parser's saved state, read only for the file that grew (it holds the
         # open turn's text: loading every file's on each sync would cost more than
         # the append itself).
@@ -168,7 +168,7 @@ class Indexer:
             got = self.catalog.db.execute("SELECT state FROM files WHERE file_id=?", (file_id,)).fetchone()
             blob = got[0] if got else None
         state = _decode_state(blob) if blob else {}
-        return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude)
+        return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude, size=size)
 
     def _exclusion(self, row: dict) -> np.ndarray | None:
         if not row.get("replay_of"):
@@ -436,13 +436,6 @@ def _tombstone(db, select_sql: str, args: tuple) -> None:
     db.execute(f"INSERT OR IGNORE INTO tombstones(doc_id) {select_sql}", args)
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
 def _source_file(row: dict, catalog: Catalog) -> SourceFile | None:
     full = catalog.files(("path", "agent", "kind", "project_key", "order_key", "session_id"), "WHERE file_id=?", (row["file_id"],))
     if not full:
@@ -458,7 +451,7 @@ def _chunks(jobs: list[Job], chunk_bytes: int) -> list[list[Job]]:
     size = 0
     for job in sorted(jobs, key=lambda j: str(j.file.path)):
         current.append(job)
-        size += _size(job.file.path) - job.offset
+        size += job.size - job.offset
         if size >= chunk_bytes:
             chunks.append(current)
             current, size = [], 0

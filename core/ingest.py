@@ -54,6 +54,7 @@ class Job:
     offset: int = 0
     state: dict[str, Any] = field(default_factory=dict)
     exclude: np.ndarray | None = None  # uuid hashes replayed from another session
+    size: int = 0  # the file's size when the job was planned (progress, chunking)
 
 
 @dataclass(slots=True)

@@ -6,6 +6,7 @@ of sessions), so every query works on one consistent picture without SQL joins.
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import time
@@ -124,8 +125,6 @@ class Library:
             return [self.aliases[name]]
         if len(name) < MIN_PREFIX:
             return []
-        import bisect
-
         i = bisect.bisect_left(self._sorted_ids, name)
         found = []
         while i < len(self._sorted_ids) and self._sorted_ids[i].startswith(name):

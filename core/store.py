@@ -63,7 +63,7 @@ def open_catalog(cache: Path, *, writer: bool) -> tuple[Catalog, str | None]:
             raise CatalogError(f"the cache was made with {made_with}; this is {INDEX_FORMAT}")
     except CatalogError as exc:
         reason = f"relay-search: rebuilding the cache ({exc})"
-        _wipe(cache)
+        wipe_cache(cache)
         catalog = Catalog(path)
     with catalog.write() as db:
         Catalog.set_meta(db, "index_format", INDEX_FORMAT)
@@ -71,10 +71,6 @@ def open_catalog(cache: Path, *, writer: bool) -> tuple[Catalog, str | None]:
 
 
 def wipe_cache(cache: Path) -> None:
-    _wipe(cache)
-
-
-def _wipe(cache: Path) -> None:
     for name in (CATALOG_FILE, CATALOG_FILE + "-wal", CATALOG_FILE + "-shm"):
         try:
             (cache / name).unlink()

@@ -517,6 +517,7 @@ class AshSource:
     """The ``Source`` for Ash sessions and chat logs."""
 
     agent = AGENT
+    append_only = False
 
     def watch_roots(self, config: Config) -> list[Path]:
         return [config.ash_home / "sessions", config.ash_home / "chats"]

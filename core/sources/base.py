@@ -63,6 +63,10 @@ class Source(Protocol):
     """One agent's transcripts."""
 
     agent: str
+    # Files only ever grow at the end (a touch without new bytes means nothing to
+    # read); False for formats rewritten in place, where the same size can hide
+    # new content.
+    append_only: bool
 
     def watch_roots(self, config: Config) -> list[Path]:
         """Directories to watch for changes (may not exist yet)."""

@@ -125,6 +125,7 @@ def _is_compaction_agent(path: Path) -> bool:
 
 class ClaudeSource:
     agent = AGENT
+    append_only = True
 
     # --- discovery ------------------------------------------------------------------
 

@@ -457,6 +457,7 @@ class CodexSource:
     """The ``Source`` for Codex CLI rollouts."""
 
     agent = AGENT
+    append_only = True
 
     def watch_roots(self, config: Config) -> list[Path]:
         return [config.codex_home / "sessions", config.codex_home / "archived_sessions"]

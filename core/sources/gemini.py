@@ -248,6 +248,7 @@ class GeminiSource:
     """The ``Source`` for Gemini CLI chat recordings."""
 
     agent = AGENT
+    append_only = False
 
     def watch_roots(self, config: Config) -> list[Path]:
         return [config.gemini_home / "tmp"]
