@@ -28,7 +28,7 @@ from .catalog import Catalog
 from .config import Config
 from .index.bm25 import Snapshot
 from .index.segment import load_segment, merge_segments, save_segment
-from .ingest import ChunkOutput, Job, JobOutput, run_chunk, segment_name
+from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, segment_name
 from .links import find_links
 from .sources import MAIN, SourceFile, all_sources, get_source
 from .views import Progress, UpdateResult
@@ -37,7 +37,6 @@ PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 CHUNK_BYTES = 48 << 20  # one worker task (and one segment) during a cold index
 INLINE_CHUNK_BYTES = 64 << 20  # inline, results are published every ~this many bytes
 MAX_SMALL_SEGMENTS = 8
-BODY_CHARS = 8000
 
 _encode_state = msgspec.msgpack.Encoder().encode
 _decode_state = msgspec.msgpack.Decoder().decode

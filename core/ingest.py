@@ -24,6 +24,8 @@ from .timeutil import parse_ts
 from .tokenize import default_tokenizer
 from .turns import DocBuilder, TurnDoc
 
+# What the catalog keeps of a document's prompt and answer, for snippets.
+BODY_CHARS = 8000
 CHUNK_SHIFT = 24  # doc ids are chunk_id << 24 | position: workers need no shared counter
 
 
@@ -182,11 +184,28 @@ def run_chunk(chunk_id: int, jobs: list[Job], segments_dir: str | None) -> Chunk
     """
     outputs = [run_job(job) for job in jobs]
     segment = chunk_segment(chunk_id, outputs)
+    for out in outputs:
+        _strip_indexed(out)
     if segment is None:
         return ChunkOutput(outputs, None, 0)
     if segments_dir is not None:
         save_segment(segment, Path(segments_dir))
     return ChunkOutput(outputs, segment.name, segment.n_docs)
+
+
+def _strip_indexed(out: JobOutput) -> None:
+    """Drop what the segment now holds, so the writer is not sent it back.
+
+    (The index text of every document was a tenth of the chunk's bytes, pickled by
+    the worker and unpickled by the writer while both compete for the cores.)
+    """
+    out.postings = Postings.empty()
+    out.docs = [
+        TurnDoc(d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, "", "", d.body[:BODY_CHARS], d.is_sidechain)
+        for d in out.docs
+    ]
+    if out.state_blob:
+        out.state = {}
 
 
 def segment_name(chunk_id: int) -> str:

@@ -38,7 +38,8 @@ TOKEN_RE = re.compile(r"\w+(?:[./\-:@#]\w+)*")
 ASCII_TOKEN_RE = re.compile(r"[A-Za-z0-9_]+(?:[./\-:@#][A-Za-z0-9_]+)*")
 # Scripts written without spaces: a run of these is indexed as overlapping bigrams.
 CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-PART_SPLIT_RE = re.compile(r"[./\-:@#_]+")
+# The punctuation a compound token is split at into its parts.
+_SEPARATORS_TO_SPACE = str.maketrans("./-:@#_", "       ")
 # Splits camelCase and HTTPServer, but keeps letter-digit runs whole (sha256, v2,
 # a1b2c3): splitting those would make every hash or id share junk parts.
 CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
@@ -49,19 +50,24 @@ STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
 )
 
 
-class _Expansions(dict):
-    """raw token → tuple of index terms, computed on first sight."""
+class _Words(dict):
+    """part of a token → its index term (or None), computed on first sight.
+
+    Compound tokens (paths, identifiers) are most of the distinct tokens, and they
+    share their parts, so stemming is cached per part as well as per token.
+    """
 
     __slots__ = ("_stem",)
 
     def __init__(self) -> None:
         super().__init__()
-        self._stem = Stemmer.Stemmer("english").stemWord
+        # (no cache of PyStemmer's own: this dict is one, and evicting from its
+        # 10,000-word cache made each new word cost 3x the stemming itself)
+        self._stem = Stemmer.Stemmer("english", 0).stemWord
 
-    def __missing__(self, raw: str) -> tuple[str, ...]:
-        terms = self._expand(raw)
-        self[raw] = terms
-        return terms
+    def __missing__(self, part: str) -> str | None:
+        word = self[part] = self._word(part)
+        return word
 
     def _word(self, part: str) -> str | None:
         lowered = part.lower()
@@ -73,16 +79,36 @@ class _Expansions(dict):
             return lowered
         return self._stem(lowered)
 
+
+class _Expansions(dict):
+    """raw token → tuple of index terms, computed on first sight."""
+
+    __slots__ = ("_word",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._word = _Words().__getitem__
+
+    def __missing__(self, raw: str) -> tuple[str, ...]:
+        terms = self._expand(raw)
+        self[raw] = terms
+        return terms
+
     def _expand(self, raw: str) -> tuple[str, ...]:
         if len(raw) > MAX_TERM * 2:
             return ()
-        if CJK_RE.search(raw):
+        ascii_only = raw.isascii()
+        if ascii_only and raw.isalnum() and (raw.islower() or raw.isdigit()):
+            word = self._word(raw)  # a plain word: one part, nothing to split
+            return (word,) if word else ()
+        if not ascii_only and CJK_RE.search(raw):
             return _cjk_terms(raw)
-        pieces = [p for p in PART_SPLIT_RE.split(raw) if p]
         parts: list[str] = []
-        for piece in pieces:
-            # camelCase is an ASCII convention; other scripts keep their words whole
-            parts.extend((CAMEL_RE.findall(piece) or (piece,)) if piece.isascii() else (piece,))
+        for piece in raw.translate(_SEPARATORS_TO_SPACE).split():
+            if piece.islower() or piece.isdigit() or not piece.isascii():
+                parts.append(piece)  # camelCase is an ASCII convention
+            else:
+                parts.extend(CAMEL_RE.findall(piece) or (piece,))
         if len(parts) <= 1:
             word = self._word(raw.strip("_"))
             return (word,) if word else ()
@@ -102,17 +128,28 @@ def term_id(term: str) -> int:
     return int.from_bytes(digest, "little") >> (64 - TERM_BITS)
 
 
+class _TermIds(dict):
+    """term → :func:`term_id`, hashed once per process."""
+
+    __slots__ = ()
+
+    def __missing__(self, term: str) -> int:
+        value = self[term] = term_id(term)
+        return value
+
+
 class _IdExpansions(dict):
     """raw token → tuple of term ids (the hot path of indexing)."""
 
-    __slots__ = ("_terms",)
+    __slots__ = ("_terms", "_term_id")
 
     def __init__(self, terms: _Expansions) -> None:
         super().__init__()
         self._terms = terms
+        self._term_id = _TermIds().__getitem__
 
     def __missing__(self, raw: str) -> tuple[int, ...]:
-        ids = tuple(map(term_id, self._terms[raw]))
+        ids = tuple(map(self._term_id, self._terms[raw]))
         self[raw] = ids
         return ids
 

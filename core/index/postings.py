@@ -16,6 +16,11 @@ from ..tokenize import Tokenizer
 from ..turns import TurnDoc
 from .segment import TOOL_FIELD
 
+# A key holds the term id with its field bit (49 bits) and the document below 2**14.
+DOC_SHIFT = 49
+TERM_MASK = (np.int64(1) << DOC_SHIFT) - 1
+MAX_BATCH_DOCS = 1 << (63 - DOC_SHIFT)
+
 
 @dataclass(frozen=True, slots=True)
 class Postings:
@@ -35,26 +40,48 @@ class Postings:
 
 
 def count_terms(docs: Sequence[TurnDoc], tokenizer: Tokenizer) -> Postings:
+    """Term counts of every document in one sort: keys are ``doc << 49 | term``.
+
+    (A sort per document cost as much as tokenizing: most documents are short.)
+    """
     n = len(docs)
-    len_main = np.zeros(n, dtype=np.float32)
-    len_tool = np.zeros(n, dtype=np.float32)
-    doc_parts: list[np.ndarray] = []
-    term_parts: list[np.ndarray] = []
-    tf_parts: list[np.ndarray] = []
+    if n > MAX_BATCH_DOCS:
+        return _concat([count_terms(docs[i : i + MAX_BATCH_DOCS], tokenizer)
+                        for i in range(0, n, MAX_BATCH_DOCS)], MAX_BATCH_DOCS)
+    term_ids = tokenizer.term_ids
+    main_ids: list[int] = []
+    tool_ids: list[int] = []
+    main_docs = np.zeros(n, dtype=np.int64)  # terms per document, per field
+    tool_docs = np.zeros(n, dtype=np.int64)
     for i, doc in enumerate(docs):
-        main = tokenizer.term_ids(doc.main) if doc.main else []
-        tools = tokenizer.term_ids(doc.tools) if doc.tools else []
-        len_main[i] = len(main)
-        len_tool[i] = len(tools)
-        if not main and not tools:
-            continue
-        ids = np.fromiter(main, dtype=np.int64, count=len(main))
-        if tools:
-            ids = np.concatenate([ids, np.fromiter(tools, dtype=np.int64, count=len(tools)) + TOOL_FIELD])
-        unique, counts = np.unique(ids, return_counts=True)
-        term_parts.append(unique)
-        tf_parts.append(counts.astype(np.float32))
-        doc_parts.append(np.full(unique.shape[0], i, dtype=np.int32))
-    if not term_parts:
-        return Postings.empty(n)
-    return Postings(np.concatenate(doc_parts), np.concatenate(term_parts), np.concatenate(tf_parts), len_main, len_tool)
+        if doc.main:
+            before = len(main_ids)
+            main_ids += term_ids(doc.main)
+            main_docs[i] = len(main_ids) - before
+        if doc.tools:
+            before = len(tool_ids)
+            tool_ids += term_ids(doc.tools)
+            tool_docs[i] = len(tool_ids) - before
+    positions = np.arange(n, dtype=np.int64) << DOC_SHIFT
+    keys = np.concatenate([
+        np.fromiter(main_ids, dtype=np.int64, count=len(main_ids)) + np.repeat(positions, main_docs),
+        np.fromiter(tool_ids, dtype=np.int64, count=len(tool_ids)) + np.repeat(positions + TOOL_FIELD, tool_docs),
+    ])
+    unique, counts = np.unique(keys, return_counts=True)
+    return Postings(
+        (unique >> DOC_SHIFT).astype(np.int32),
+        unique & TERM_MASK,
+        counts.astype(np.float32),
+        main_docs.astype(np.float32),
+        tool_docs.astype(np.float32),
+    )
+
+
+def _concat(parts: list[Postings], step: int) -> Postings:
+    return Postings(
+        np.concatenate([p.doc + i * step for i, p in enumerate(parts)]).astype(np.int32),
+        np.concatenate([p.term for p in parts]),
+        np.concatenate([p.tf for p in parts]),
+        np.concatenate([p.len_main for p in parts]),
+        np.concatenate([p.len_tool for p in parts]),
+    )

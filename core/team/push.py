@@ -29,8 +29,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from ..indexer import BODY_CHARS
-from ..ingest import Job, JobOutput, run_job
+from ..ingest import BODY_CHARS, Job, JobOutput, run_job
 from ..library import FileEntry
 from ..model import Message
 from ..sources import MAIN, SourceFile

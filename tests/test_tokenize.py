@@ -1,0 +1,38 @@
+"""The tokenizer's terms: index and query sides must agree, and cached fast paths
+must give exactly what the general rules give."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.tokenize import Tokenizer, term_id
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("failing tests", ["fail", "test"]),
+        ("the and of x", []),
+        ("_is_cache_version_compatible", ["is_cache_version_compatible", "cach", "version", "compat"]),
+        ("camelCase HTTPServer", ["camelcase", "camel", "case", "httpserver", "http", "server"]),
+        ("path/to/file.py", ["path/to/file.py", "path", "file", "py"]),
+        # letter-digit runs stay whole; an upper-case run with digits splits like camelCase
+        ("sha256 a1b2c3 A1B STIE6794 157641", ["sha256", "a1b2c3", "a1b", "a1", "stie6794", "157641"]),
+        ("café_Naïve Привет", ["café_naïve", "café", "naïv", "привет"]),
+        ("日本語のテキスト", ["日本", "本語", "語の", "のテ", "テキ", "キス", "スト"]),
+        ("v2.0.1", ["v2.0.1", "v2"]),
+        ("__init__ foo__bar", ["init", "foo__bar", "foo", "bar"]),
+    ],
+)
+def test_terms(text: str, terms: list[str]) -> None:
+    assert Tokenizer().terms(text) == terms
+
+
+def test_term_ids_are_the_hashes_of_the_terms_in_order() -> None:
+    text = "Deploying parseJSON to café_Naïve/lib.ex failed twice: deploying 日本語 again"
+    tokenizer = Tokenizer()
+    expected = [term_id(term) for term in tokenizer.terms(text)]
+    # twice: the second call is served from the caches
+    assert tokenizer.term_ids(text) == expected
+    assert tokenizer.term_ids(text) == expected
+    assert Tokenizer().term_ids(text) == expected
