@@ -291,12 +291,17 @@ async def measure(config, queries: list[str], session_id: str, opens: int) -> di
         shown = Painted()
         show = reader.show
 
+        phases: dict[str, float] = {}
+
         async def _show_timed(loaded) -> None:
+            phases["show_start"] = time.perf_counter()
             await show(loaded)
+            phases["show_end"] = time.perf_counter()
             shown.report(reader, loaded.ref)
 
         reader.show = _show_timed  # type: ignore[method-assign]
         results: dict[str, list[float]] = {"top": [], "hit": []}
+        split: dict[str, list[dict[str, float]]] = {"top": [], "hit": []}  # where each open's time went
         details: dict[str, dict] = {}
         try:
             for _ in range(opens):
@@ -304,6 +309,8 @@ async def measure(config, queries: list[str], session_id: str, opens: int) -> di
                     reader.clear()
                     await _until(lambda: not reader.is_open and is_idle(app), "the reader to clear", poll=0.01)
                     shown.expect(ANY)  # the reader was cleared: the next show() is this one
+                    if app.heap is not None:
+                        app.heap.touch()  # what the enter key that calls open_ref does
                     t_open = time.perf_counter()
                     if kind == "top":  # enter on the session's row
                         app.main.open_ref(ref, focus_reader=True)
@@ -312,6 +319,11 @@ async def measure(config, queries: list[str], session_id: str, opens: int) -> di
                                           focus_reader=True)
                     await shown.wait(f"{ref} to paint")
                     results[kind].append(shown.paint_t - t_open)
+                    split[kind].append({
+                        "load_s": phases["show_start"] - t_open,  # worker: resolve, read, blocks (+ hits)
+                        "mount_s": phases["show_end"] - phases["show_start"],
+                        "paint_s": shown.paint_t - phases["show_end"],
+                    })
                     details[kind] = {
                         "blocks": len(reader.blocks),
                         "mounted": reader.hi - reader.lo,
@@ -327,6 +339,7 @@ async def measure(config, queries: list[str], session_id: str, opens: int) -> di
             **{f"{kind}_p50_s": statistics.median(values) for kind, values in results.items()},
             **{f"{kind}_max_s": max(values) for kind, values in results.items()},
             "details": details,
+            "split": split,
         }
         log(f"  [app] open {ref} ({turns} turns) → first paint: "
             f"top p50 {out['open']['top_p50_s'] * 1000:.0f} ms (max {out['open']['top_max_s'] * 1000:.0f}), "

@@ -20,7 +20,7 @@ TYPES = ("text", "tool_use", "tool_result", "thinking", "compaction", "summary")
 COMPACTION_TEXT = "Context compacted"
 
 
-class Entry(msgspec.Struct, frozen=True, kw_only=True):
+class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One message as an adapter read it, before it is numbered into a session.
 
     ``starts_turn`` is the adapter's verdict that a person typed this (SPEC §2 turn
@@ -44,10 +44,13 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True):
     branch: str | None = None
 
 
-class Message(msgspec.Struct, frozen=True):
+class Message(msgspec.Struct, frozen=True, gc=False):
     """A message in a session's stitched stream (SPEC §2).
 
     A msgspec Struct like :class:`Entry`: reading a long session builds thousands.
+    Neither is tracked by the cyclic GC (``gc=False``: they hold plain values, never
+    a cycle); a reader holding a 2,000-turn session made each full collection scan
+    its ~8,000 messages, and those pauses landed on the app's keystrokes.
     """
 
     session_id: str

@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
@@ -25,6 +25,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from . import tasks
+from .heap import IdleCollector
 from .keys import MAIN_KEYS
 from .messages import (
     ArchiveChanged,
@@ -40,9 +41,11 @@ from .messages import (
 from .screens.dialogs import DATE_CHOICES, TagScreen
 from .screens.empty import EmptyScreen
 from .screens.main import MainScreen
+from .widgets.turn_view import warm_up_rendering
 from .tasks import Filters
 
 REFRESH_DELAY = 0.25  # seconds: live changes within this window refresh once
+IDLE_CHECK = 0.5  # seconds between looks for an idle moment to collect garbage in
 
 
 class RelayApp(App[None]):
@@ -71,12 +74,28 @@ class RelayApp(App[None]):
         self._refresh_pending = False
         self._empty_shown = False
         self._tag_label: str | None = None
+        self.heap: IdleCollector | None = None
 
     # --- basics ------------------------------------------------------------------
 
     def now(self) -> datetime:
         """The clock relative times use (fixed in tests and screenshots)."""
         return self._now or datetime.now(UTC)
+
+    def on_mount(self) -> None:
+        self.heap = IdleCollector()
+        self.set_interval(IDLE_CHECK, self._collect_when_idle)
+
+    def _collect_when_idle(self) -> None:
+        if self.heap is not None:
+            # (a running worker is a load or search someone is waiting for)
+            busy = self.syncing or any(w.is_running for w in self.workers)
+            self.heap.tick(ready=self.sync_result is not None and not busy)
+
+    async def on_event(self, event: events.Event) -> None:
+        if self.heap is not None and isinstance(event, (events.Key, events.MouseEvent)):
+            self.heap.touch()
+        await super().on_event(event)
 
     def get_default_screen(self) -> Screen:
         return MainScreen()
@@ -135,6 +154,7 @@ class RelayApp(App[None]):
         self.main.set_status("Indexing…")
         self.syncing = True
         self.submit(self._sync, name="index", group="lifecycle")
+        self.run_worker(warm_up_rendering, name="warm up", thread=True, exit_on_error=False)
 
     def _sync(self, archive: Any) -> SyncFinished:
         def progress(p: Any) -> None:
@@ -158,6 +178,8 @@ class RelayApp(App[None]):
         if not self.watching:
             self.watching = True
             self.submit(self._watch, name="watch", group="lifecycle")
+            if self.heap is not None:
+                self.heap.settled()
         if message.result is not None and getattr(message.result, "rebuilt", None):
             self.notify(f"Index rebuilt: {message.result.rebuilt}")
 
@@ -220,6 +242,8 @@ class RelayApp(App[None]):
         self.main.set_status(" · ".join(parts))
 
     def on_unmount(self) -> None:
+        if self.heap is not None:
+            self.heap.close()
         archive = self.archive
         if archive is None:
             return

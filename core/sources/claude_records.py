@@ -5,6 +5,7 @@ record (``progress`` payloads, ``toolUseResult`` copies, snapshots) are skipped 
 without building Python objects. A block of lines is decoded in one call; a line
 that does not fit the typed shape (``message`` as a string, non-object blocks, null
 content) takes a slower generic path; one that is not a JSON object is ``None``.
+The structs hold plain values only, so the cyclic GC need not track them (``gc=False``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-class Block(msgspec.Struct):
+class Block(msgspec.Struct, gc=False):
     type: str = ""
     text: str | None = None
     thinking: str | None = None
@@ -26,12 +27,12 @@ class Block(msgspec.Struct):
     is_error: bool | None = None
 
 
-class Body(msgspec.Struct):
+class Body(msgspec.Struct, gc=False):
     role: str | None = None
     content: str | list[Block] | None = None
 
 
-class Record(msgspec.Struct):
+class Record(msgspec.Struct, gc=False):
     type: str | None = None
     subtype: str | None = None
     uuid: str | None = None

@@ -6,10 +6,12 @@ so a turn with fifty tool calls costs fifty lines until someone looks inside.
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from rich.console import Console
 from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -152,6 +154,26 @@ def subagent_body(item: Item) -> list[Widget]:
     return widgets or [_plain("(no messages)", "note")]
 
 
+CODE_THEME = "ansi_dark"
+# Fences in the languages agents write most: the first of each that Rich renders
+# builds its Pygments lexer (regex tables, ~45 ms for Python), which landed on the
+# first conversation a person opened.
+WARM_UP_MARKDOWN = "\n\n".join(
+    ["# Warm-up", "Some **bold**, `code` and a [link](https://example.com).", "- one\n- two", "> quote"]
+    + [f"```{lang}\n{code}\n```" for lang, code in (
+        ("python", "def f(x):\n    return x"), ("bash", "ls -la | grep x"), ("json", '{"a": [1, 2]}'),
+        ("diff", "-a\n+b"), ("typescript", "const x: number = 1;"), ("javascript", "let y = 2;"),
+        ("rust", "fn main() {}"), ("go", "func main() {}"), ("yaml", "a: 1"), ("sql", "SELECT 1;"),
+    )]
+)
+
+
+def warm_up_rendering() -> None:
+    """Render a sample answer off-screen once, at an idle moment after start-up."""
+    console = Console(file=io.StringIO(), width=100, color_system="truecolor", force_terminal=True)
+    console.print(RichMarkdown(WARM_UP_MARKDOWN, hyperlinks=False, code_theme=CODE_THEME))
+
+
 def answer_widget(text: str) -> Widget:
     """Assistant text as markdown, rendered synchronously.
 
@@ -160,7 +182,7 @@ def answer_widget(text: str) -> Widget:
     matched turn would drift out of view) and a page of turns costs hundreds of
     widgets. One Static per answer paints at once and at its final height.
     """
-    return Static(RichMarkdown(bounded(text, ANSWER_CHARS), hyperlinks=False, code_theme="ansi_dark"), classes="answer")
+    return Static(RichMarkdown(bounded(text, ANSWER_CHARS), hyperlinks=False, code_theme=CODE_THEME), classes="answer")
 
 
 def item_widget(item: Item, terms: list[str], cwd: str | None = None) -> Widget | None:
