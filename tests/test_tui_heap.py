@@ -1,0 +1,53 @@
+"""Garbage collection kept off the keystroke path (tui/heap.py), in the real app."""
+
+from __future__ import annotations
+
+import gc
+
+from core.demo import DEFAULT_NOW
+from tui.app import make_app
+from tui.heap import OLD_THRESHOLD, IdleCollector
+from tui.testing import settle
+
+SIZE = (120, 40)
+
+
+def test_collects_only_when_idle_and_something_aged() -> None:
+    before = gc.get_threshold()
+    collector = IdleCollector()
+    try:
+        assert gc.get_threshold()[2] == OLD_THRESHOLD
+        assert gc.get_freeze_count() > 0  # the start-up heap
+        gc.collect(1)  # something reached the old generation
+        assert gc.get_count()[2] > 0
+        collector.touch()
+        assert not collector.tick()  # a key was just pressed
+        collector.last_input -= 60
+        assert not collector.tick(ready=False)  # a load is running
+        assert collector.tick()
+        assert gc.get_count()[2] == 0
+        assert not collector.tick()  # nothing new since
+        assert collector.collections == 1
+    finally:
+        collector.close()
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
+
+
+async def test_the_app_freezes_start_up_and_collects_when_the_person_pauses(demo_home) -> None:
+    home, _corpus = demo_home
+    before = gc.get_threshold()
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        heap = app.heap
+        assert heap is not None and gc.get_freeze_count() > 0
+        heap.last_input -= 60
+        await pilot.press("b")  # typing counts as use: no collection right after
+        assert not heap.tick()
+        heap.last_input -= 60  # the person paused
+        gc.collect(1)
+        app._collect_when_idle()
+        assert heap.collections == 1
+    assert gc.get_threshold() == before  # put back on exit
+    assert gc.get_freeze_count() == 0
