@@ -224,13 +224,8 @@ class _FileReader:
         self.skipped = 0
         self.summaries: list[tuple[str, str]] = []
         self.uuids: list[str] = []
-        # Replays are told by uuid + content digest. Digests are taken lazily: only
-        # when a uuid comes back (rare) and for the few keys kept for the next read.
-        self.recent: list[str] = list(state.get("recent", ()))  # keys of the last read
-        self.seen: set[str] = set(self.recent)  # "uuid@digest" keys
-        self.digested: set[str] = {key.rpartition("@")[0] for key in self.recent}
-        self.undigested: dict[str, Body | None] = {}  # uuid → its only message so far
-        self.kept: list[tuple[str, Body | None]] = []  # this read's records, in order
+        self.recent: list[str] = list(state.get("recent", ()))
+        self.seen: set[str] = set(self.recent)
         self.meta: dict[str, Any] = dict(state.get("meta", {}))
         self.aliases: list[str] = list(self.meta.pop("aliases", ()))
         self.pending_compaction = False
@@ -264,12 +259,11 @@ class _FileReader:
             # A replayed record (continue / resume) repeats its uuid *and* content
             # (not always its timestamp); the same uuid on a different message is a
             # writer's bug, not a replay, and both are kept.
-            if uuid in self.undigested or uuid in self.digested:
-                if self._seen_before(uuid, record.message):
-                    return  # counted once
-            else:
-                self.undigested[uuid] = record.message
-            self.kept.append((uuid, record.message))
+            key = f"{uuid}@{content_digest(record.message)}"
+            if key in self.seen:
+                return  # counted once
+            self.seen.add(key)
+            self.recent.append(key)
             if not record.isMeta:
                 # (a /clear'd session copies the previous one's meta caveat: sharing
                 # that record does not make it a continuation)
@@ -290,22 +284,6 @@ class _FileReader:
             self._user(record, body, entry_index)
         else:
             self._assistant(record, body, entry_index)
-
-    def _seen_before(self, uuid: str, body: Body | None) -> bool:
-        """A uuid came back: is it the same message (a replay)? Remembers it if not."""
-        if uuid in self.undigested:
-            self.seen.add(f"{uuid}@{content_digest(self.undigested.pop(uuid))}")
-            self.digested.add(uuid)
-        key = f"{uuid}@{content_digest(body)}"
-        if key in self.seen:
-            return True
-        self.seen.add(key)
-        return False
-
-    def _recent_keys(self) -> list[str]:
-        """The keys of the last records read, for replays in the next read."""
-        tail = [f"{uuid}@{content_digest(body)}" for uuid, body in self.kept[-RECENT_UUIDS:]]
-        return (self.recent + tail)[-RECENT_UUIDS:]
 
     def _note_meta(self, record: Record, *, timed: bool = True) -> None:
         meta = self.meta
@@ -441,7 +419,7 @@ class _FileReader:
             aliases=tuple(self.aliases),
         )
         state = {
-            "recent": self._recent_keys(),
+            "recent": self.recent[-RECENT_UUIDS:],
             "meta": {**meta, "aliases": self.aliases},
             "lines": lines,
         }
