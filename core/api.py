@@ -37,6 +37,7 @@ from .watch import Watcher
 
 MAX_LIMIT = 500
 AROUND_WINDOW_SECONDS = 2 * 3600
+MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 
 
 class Archive:
@@ -58,6 +59,7 @@ class Archive:
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []
         self._first_index = threading.Event()  # set once the cache holds a first index
+        self._closed = False
         self._attach(catalog)
         if self.writer:
             self.indexer.remove_orphan_segments()
@@ -113,7 +115,8 @@ class Archive:
             try:
                 self.sync(progress=progress)
             except Exception as exc:  # the watcher still runs; the next change retries
-                logging.getLogger(__name__).warning("relay-search: background sync failed: %s", exc)
+                if not self._closed:  # (closed under it: nothing to report)
+                    logging.getLogger(__name__).warning("relay-search: background sync failed: %s", exc)
             finally:
                 self._first_index.set()
 
@@ -188,6 +191,10 @@ class Archive:
 
     def close(self) -> None:
         self.stop_watching()
+        # A merge still writing when the catalog closes would fail on its thread
+        # (and a traceback from a daemon thread at interpreter exit is a crash).
+        self.indexer.wait_for_merge(MERGE_WAIT_ON_CLOSE)
+        self._closed = True
         self.catalog.close()
         self.tags.close()
         self._lock.release()

@@ -358,6 +358,11 @@ class Indexer:
         self._merger = threading.Thread(target=self._merge_if_worth_it, name="relay-search-merge", daemon=True)
         self._merger.start()
 
+    def wait_for_merge(self, timeout: float) -> None:
+        """Let a background merge finish (before the catalog closes)."""
+        if self._merger is not None and self._merger.is_alive():
+            self._merger.join(timeout)
+
     def _merge_if_worth_it(self) -> None:
         snapshot = self.load_snapshot()
         segs = list(snapshot.segments)

@@ -231,3 +231,19 @@ def test_a_watching_process_merges_small_segments_in_the_background(tmp_path):
             assert len(archive.search("heron", limit=50)) == 15 - 1  # turns 1..14 (turn 0 is the gizmo prompt)
         finally:
             archive.stop_watching()
+
+
+def test_closing_during_a_background_merge_waits_for_it(tmp_path):
+    _, path = _session(tmp_path)
+    with open_archive(tmp_path) as archive:
+        for i in range(12):
+            with open(path, "ab") as handle:
+                handle.write(_line(SID, f"osprey number{i}", f"aaaaaaaa-0000-4000-8000-0000000003{i:02d}"))
+            archive.sync([path])
+        archive.indexer.merge_in_background()
+        merger = archive.indexer._merger
+    # closed by the with-block while the merge may still run: it finished first
+    assert merger is not None and not merger.is_alive()
+    with open_archive(tmp_path) as archive:
+        assert archive.rebuilt is None
+        assert len(archive.search("osprey", limit=50)) == 12
