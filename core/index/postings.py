@@ -16,7 +16,8 @@ from ..tokenize import Tokenizer
 from ..turns import TurnDoc
 from .segment import TOOL_FIELD
 
-# A key holds the term id with its field bit (49 bits) and the document below 2**14.
+# A count key: the term id with its field bit in the low 49 bits, the document's
+# position in the batch (below 2**14) above them.
 DOC_SHIFT = 49
 TERM_MASK = (np.int64(1) << DOC_SHIFT) - 1
 MAX_BATCH_DOCS = 1 << (63 - DOC_SHIFT)

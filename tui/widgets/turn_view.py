@@ -169,7 +169,7 @@ WARM_UP_MARKDOWN = "\n\n".join(
 
 
 def warm_up_rendering() -> None:
-    """Render a sample answer off-screen once, at an idle moment after start-up."""
+    """Render a sample answer off-screen once (a thread worker at start-up)."""
     console = Console(file=io.StringIO(), width=100, color_system="truecolor", force_terminal=True)
     console.print(RichMarkdown(WARM_UP_MARKDOWN, hyperlinks=False, code_theme=CODE_THEME))
 
