@@ -17,7 +17,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from itertools import chain
+from typing import Any
 
 import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
@@ -50,108 +53,69 @@ STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
 )
 
 
-class _Words(dict):
-    """part of a token → its index term (or None), computed on first sight.
+class _Memo(dict):
+    """key → ``compute(key)``, computed on first sight and kept for the process.
 
-    Compound tokens (paths, identifiers) are most of the distinct tokens, and they
-    share their parts, so stemming is cached per part as well as per token.
+    Transcripts repeat the same tokens endlessly, and compound tokens (paths,
+    identifiers) share their parts, so every step of tokenizing is memoized.
     """
 
-    __slots__ = ("_stem",)
+    __slots__ = ("_compute",)
 
-    def __init__(self) -> None:
+    def __init__(self, compute: Callable[[str], Any]) -> None:
         super().__init__()
-        # (no cache of PyStemmer's own: this dict is one, and evicting from its
-        # 10,000-word cache made each new word cost 3x the stemming itself)
-        self._stem = Stemmer.Stemmer("english", 0).stemWord
+        self._compute = compute
 
-    def __missing__(self, part: str) -> str | None:
-        word = self[part] = self._word(part)
-        return word
-
-    def _word(self, part: str) -> str | None:
-        lowered = part.lower()
-        if lowered in STOPWORDS:
-            return None
-        if len(lowered) < 2:
-            return None
-        if lowered.isdigit():
-            return lowered
-        return self._stem(lowered)
+    def __missing__(self, key: str) -> Any:
+        value = self[key] = self._compute(key)
+        return value
 
 
-class _Expansions(dict):
-    """raw token → tuple of index terms, computed on first sight."""
+def _index_word(stem: Callable[[str], str], part: str) -> str | None:
+    """The index term of one part of a token (None: a stopword or too short)."""
+    lowered = part.lower()
+    if lowered in STOPWORDS:
+        return None
+    if len(lowered) < 2:
+        return None
+    if lowered.isdigit():
+        return lowered
+    return stem(lowered)
 
-    __slots__ = ("_word",)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._word = _Words().__getitem__
-
-    def __missing__(self, raw: str) -> tuple[str, ...]:
-        terms = self._expand(raw)
-        self[raw] = terms
-        return terms
-
-    def _expand(self, raw: str) -> tuple[str, ...]:
-        if len(raw) > MAX_TERM * 2:
-            return ()
-        ascii_only = raw.isascii()
-        if ascii_only and raw.isalnum() and (raw.islower() or raw.isdigit()):
-            word = self._word(raw)  # a plain word: one part, nothing to split
-            return (word,) if word else ()
-        if not ascii_only and CJK_RE.search(raw):
-            return _cjk_terms(raw)
-        parts: list[str] = []
-        for piece in raw.translate(_SEPARATORS_TO_SPACE).split():
-            if piece.islower() or piece.isdigit() or not piece.isascii():
-                parts.append(piece)  # camelCase is an ASCII convention
-            else:
-                parts.extend(CAMEL_RE.findall(piece) or (piece,))
-        if len(parts) <= 1:
-            word = self._word(raw.strip("_"))
-            return (word,) if word else ()
-        terms: list[str] = []
-        whole = raw.strip("_.-:").lower()
-        if len(whole) <= MAX_TERM:
-            terms.append(whole)
-        for part in parts:
-            word = self._word(part)
-            if word:
-                terms.append(word)
-        return tuple(terms)
+def _expand(word: Callable[[str], str | None], raw: str) -> tuple[str, ...]:
+    """The index terms of one raw token: the word, or a compound whole and by parts."""
+    if len(raw) > MAX_TERM * 2:
+        return ()
+    ascii_only = raw.isascii()
+    if ascii_only and raw.isalnum() and (raw.islower() or raw.isdigit()):
+        single = word(raw)  # a plain word: one part, nothing to split
+        return (single,) if single else ()
+    if not ascii_only and CJK_RE.search(raw):
+        return _cjk_terms(raw)
+    parts: list[str] = []
+    for piece in raw.translate(_SEPARATORS_TO_SPACE).split():
+        if piece.islower() or piece.isdigit() or not piece.isascii():
+            parts.append(piece)  # camelCase is an ASCII convention
+        else:
+            parts.extend(CAMEL_RE.findall(piece) or (piece,))
+    if len(parts) <= 1:
+        single = word(raw.strip("_"))
+        return (single,) if single else ()
+    terms: list[str] = []
+    whole = raw.strip("_.-:").lower()
+    if len(whole) <= MAX_TERM:
+        terms.append(whole)
+    for part in parts:
+        term = word(part)
+        if term:
+            terms.append(term)
+    return tuple(terms)
 
 
 def term_id(term: str) -> int:
     digest = hashlib.blake2b(term.encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> (64 - TERM_BITS)
-
-
-class _TermIds(dict):
-    """term → :func:`term_id`, hashed once per process."""
-
-    __slots__ = ()
-
-    def __missing__(self, term: str) -> int:
-        value = self[term] = term_id(term)
-        return value
-
-
-class _IdExpansions(dict):
-    """raw token → tuple of term ids (the hot path of indexing)."""
-
-    __slots__ = ("_terms", "_term_id")
-
-    def __init__(self, terms: _Expansions) -> None:
-        super().__init__()
-        self._terms = terms
-        self._term_id = _TermIds().__getitem__
-
-    def __missing__(self, raw: str) -> tuple[int, ...]:
-        ids = tuple(map(self._term_id, self._terms[raw]))
-        self[raw] = ids
-        return ids
 
 
 def _cjk_terms(raw: str) -> tuple[str, ...]:
@@ -177,10 +141,15 @@ class Tokenizer:
     version = TOKENIZER_VERSION
 
     def __init__(self) -> None:
-        self._expansions = _Expansions()
-        self._get = self._expansions.__getitem__
-        self._ids = _IdExpansions(self._expansions)
-        self._get_ids = self._ids.__getitem__
+        # (no cache of PyStemmer's own: the memo is one, and evicting from its
+        # 10,000-word cache made each new word cost 3x the stemming itself)
+        stem = Stemmer.Stemmer("english", 0).stemWord
+        words = _Memo(partial(_index_word, stem))
+        expansions = _Memo(partial(_expand, words.__getitem__))  # raw token → terms
+        ids = _Memo(term_id)
+        self._get = expansions.__getitem__
+        # raw token → term ids: the hot path of indexing
+        self._get_ids = _Memo(lambda raw: tuple(map(ids.__getitem__, expansions[raw]))).__getitem__
 
     def term_ids(self, text: str) -> list[int]:
         """Hashed terms of ``text`` (see :func:`term_id`), in order, repeats kept."""
