@@ -7,6 +7,7 @@ waits for indexing. Results are model objects with ``to_dict()`` in the MCP shap
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -565,7 +566,7 @@ class Archive:
 
     def stats(self) -> IndexStats:
         db = self.catalog.db
-        files = self.catalog.files(("path", "agent", "size", "skipped", "error"))
+        files = self.catalog.files(("path", "agent", "size", "skipped", "skip_reasons", "error"))
         snapshot = self._snapshot
         index_bytes = sum(p.stat().st_size for p in self.cache.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
         agents: dict[str, int] = {}
@@ -583,6 +584,7 @@ class Archive:
             files_with_skips=tuple((f["path"], f["skipped"]) for f in files if f["skipped"]),
             errors=tuple((f["path"], f["error"]) for f in files if f["error"]),
             agents=agents,
+            skip_reasons={f["path"]: json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
         )
 
 

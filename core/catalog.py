@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS files(
     inode INTEGER NOT NULL DEFAULT 0,
     offset INTEGER NOT NULL DEFAULT 0,
     skipped INTEGER NOT NULL DEFAULT 0,
+    skip_reasons TEXT,
     error TEXT,
     n_messages INTEGER NOT NULL DEFAULT 0,
     n_turns INTEGER NOT NULL DEFAULT 0,
@@ -81,7 +82,7 @@ CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NU
 
 FILE_COLUMNS = (
     "file_id", "path", "agent", "kind", "project_key", "order_key", "session_id", "size",
-    "mtime_ns", "inode", "offset", "skipped", "error", "n_messages", "n_turns", "meta", "state",
+    "mtime_ns", "inode", "offset", "skipped", "skip_reasons", "error", "n_messages", "n_turns", "meta", "state",
     "summaries", "uuid_hashes", "replay_of",
 )
 SESSION_COLUMNS = (

@@ -236,7 +236,7 @@ def cmd_index(args) -> int:
             print("agents: " + (", ".join(f"{k} {v}" for k, v in sorted(stats.agents.items())) or "none"))
             print(f"skipped lines: {stats.skipped_lines}")
             for path, n in stats.files_with_skips[:20]:
-                print(f"    {n:>5}  {path}")
+                print(f"    {n:>5}  {path}  ({stats.reasons_text(path)})")
             for path, err in stats.errors[:20]:
                 print(f"    error  {path}: {err}")
         else:

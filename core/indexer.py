@@ -265,19 +265,22 @@ class Indexer:
 
     def _upsert_file(self, db, out: JobOutput, row: dict | None) -> int:
         summaries = json.dumps(out.summaries) if out.summaries else None
+        reasons = out.reasons
         if row is None or out.replace:
             hashes = out.hashes.tobytes() if out.hashes.shape[0] else None
             skipped = out.skipped
         else:
-            old = db.execute("SELECT uuid_hashes, skipped, summaries FROM files WHERE file_id=?", (row["file_id"],)).fetchone()
+            old = db.execute("SELECT uuid_hashes, skipped, summaries, skip_reasons FROM files WHERE file_id=?", (row["file_id"],)).fetchone()
             hashes = (old[0] or b"") + out.hashes.tobytes()
             skipped = (old[1] or 0) + out.skipped
+            reasons = _add_counts(json.loads(old[3]) if old[3] else {}, out.reasons)
             if old[2]:
                 summaries = json.dumps(json.loads(old[2]) + out.summaries) if out.summaries else old[2]
         values = dict(
             path=str(out.file.path), agent=out.file.agent, kind=out.file.kind, project_key=out.file.project_key,
             order_key=out.file.order_key, session_id=out.meta.session_id, size=out.size, mtime_ns=out.mtime_ns,
-            inode=out.inode, offset=out.offset, skipped=skipped, error=out.error, n_messages=out.n_messages,
+            inode=out.inode, offset=out.offset, skipped=skipped,
+            skip_reasons=json.dumps(reasons, sort_keys=True) if reasons else None, error=out.error, n_messages=out.n_messages,
             n_turns=out.n_turns, meta=out.meta_json or json.dumps(msgspec.to_builtins(out.meta)),
             state=out.state_blob or _encode_state(out.state), summaries=summaries, uuid_hashes=hashes,
         )
@@ -434,6 +437,13 @@ class _Tally:
             bytes_read=self.bytes_read,
             skipped_lines=self.skipped,
         )
+
+
+def _add_counts(old: dict[str, int], new: dict[str, int]) -> dict[str, int]:
+    total = dict(old)
+    for reason, n in new.items():
+        total[reason] = total.get(reason, 0) + n
+    return total
 
 
 def _tombstone(db, select_sql: str, args: tuple) -> None:

@@ -82,10 +82,28 @@ class JobOutput:
     state_blob: bytes = b""
     error: str | None = None
     missing: bool = False
+    reasons: dict[str, int] = field(default_factory=dict)  # why the skipped lines were skipped
 
 
 def run_job(job: Job) -> JobOutput:
-    """Read a file from the job's offset and count the terms of the turns touched."""
+    """Read a file from the job's offset and count the terms of the turns touched.
+
+    Whatever goes wrong with one file is that file's error (listed by ``index
+    --stats``, retried when the file changes); it never reaches the sync, and so
+    never costs another file. (Adapters already skip and count a bad line; this is
+    the last line of defence against a failure nobody foresaw.)
+    """
+    try:
+        return _run_job(job)
+    except Exception as exc:
+        try:
+            stat = os.stat(job.file.path)
+        except OSError:
+            return _missing(job)
+        return _failed(job, stat, f"{type(exc).__name__}: {exc}"[:500])
+
+
+def _run_job(job: Job) -> JobOutput:
     path = job.file.path
     try:
         stat = os.stat(path)
@@ -97,7 +115,7 @@ def run_job(job: Job) -> JobOutput:
         result = source.read(job.file, offset=job.offset, state=adapter_state)
     except FileNotFoundError:
         return _missing(job)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         return _failed(job, stat, f"{type(exc).__name__}: {exc}")
     entries = result.entries
     meta = result.meta
@@ -138,6 +156,7 @@ def run_job(job: Job) -> JobOutput:
         meta_json=meta_json,
         state_blob=state_blob,
         error=result.error,
+        reasons=dict(result.reasons),
     )
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 
 def iter_lines(path: Path, offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
@@ -55,3 +58,97 @@ def iter_blocks(path: Path, offset: int = 0, block_bytes: int = BLOCK_BYTES) -> 
             block, carry = data[: cut + 1], data[cut + 1 :]
             position += len(block)
             yield position, block
+
+
+# --- one line, decoded or counted ---------------------------------------------------
+#
+# A bad line costs that line only: it is skipped and counted under one of these
+# reasons (what ``relay-search index --stats`` shows per file), never raised.
+INVALID_JSON = "invalid JSON"
+INVALID_UTF8 = "invalid UTF-8"
+NOT_OBJECT = "not an object"
+WRONG_SHAPE = "wrong shape"
+TOO_DEEP = "too deeply nested"
+UNREADABLE = "unreadable record"  # the adapter failed on it (a shape nobody foresaw)
+
+# Deepest nesting a record read whole may have. No agent writes more than ~10
+# levels; the decoder itself gives up near Python's recursion limit, which depends
+# on how deep the calling stack already is, so without a fixed limit the indexer
+# and a reader could disagree about a line nested ~900 levels deep.
+MAX_DEPTH = 128
+
+_decode_any = msgspec.json.Decoder().decode
+
+
+class Skips:
+    """Lines skipped by one read, counted by reason."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self, counts: dict[str, int] | None = None) -> None:
+        self.counts: dict[str, int] = dict(counts or {})
+
+    def add(self, reason: str, n: int = 1) -> None:
+        if n:
+            self.counts[reason] = self.counts.get(reason, 0) + n
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+def decode_error(exc: BaseException) -> str:
+    """The skip reason for an exception a JSON decoder raised on one line."""
+    if isinstance(exc, UnicodeDecodeError):
+        return INVALID_UTF8
+    if isinstance(exc, RecursionError):
+        return TOO_DEEP
+    if isinstance(exc, msgspec.ValidationError):
+        return WRONG_SHAPE
+    return INVALID_JSON
+
+
+DECODE_ERRORS = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+def too_deep(value: Any, raw: bytes | None = None, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``value`` (decoded from ``raw``, when given) nests deeper than ``limit``.
+
+    Only a line with more than ``limit`` brackets can, so the walk (iterative: a
+    recursive one would hit the very limit it guards) runs on few lines.
+    """
+    if not isinstance(value, (dict, list)):
+        return False
+    if raw is not None and raw.count(b"{") + raw.count(b"[") <= limit:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def decode_object(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """One JSONL line as a dict, or ``(None, reason)`` for a line to skip."""
+    try:
+        value = _decode_any(raw)
+    except DECODE_ERRORS as exc:
+        return None, decode_error(exc)
+    if not isinstance(value, dict):
+        return None, NOT_OBJECT
+    if too_deep(value, raw):
+        return None, TOO_DEEP
+    return value, None
+
+
+def check_shape(value: dict[str, Any], shape: type) -> bool:
+    """Whether the fields an adapter uses have the types it expects (``shape`` is a
+    msgspec Struct naming them; other fields are ignored)."""
+    try:
+        msgspec.convert(value, shape)
+    except msgspec.ValidationError:
+        return False
+    return True

@@ -46,8 +46,11 @@ class MessageReader:
         )
         try:
             result = get_source(entry.agent).read(file, full_text=True)
-        except OSError:
-            return  # the file vanished since it was indexed: the next sync drops it
+        except Exception:
+            # The file vanished since it was indexed (the next sync drops it), or the
+            # adapter failed on it as a whole, as the indexer did (an error in
+            # `index --stats`): either way its session's other files still read.
+            return
         entries = result.entries
         if entry.replay_of:
             got = self.catalog.db.execute("SELECT uuid_hashes FROM files WHERE file_id=?", (entry.replay_of,)).fetchone()

@@ -6,7 +6,7 @@ Each has ``to_dict()`` giving exactly the JSON shape of the matching MCP tool
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Message, SessionInfo, Turn
@@ -109,6 +109,14 @@ class IndexStats:
     files_with_skips: tuple[tuple[str, int], ...]
     errors: tuple[tuple[str, str], ...]
     agents: dict[str, int]
+    skip_reasons: dict[str, dict[str, int]] = field(default_factory=dict)  # path -> reason -> lines
+
+    def reasons_text(self, path: str) -> str:
+        """``3 skipped: 2 invalid JSON, 1 wrong shape`` for one file."""
+        reasons = self.skip_reasons.get(path, {})
+        total = dict(self.files_with_skips).get(path, sum(reasons.values()))
+        detail = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+        return f"{total} skipped: {detail}" if detail else f"{total} skipped"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,7 +128,10 @@ class IndexStats:
             "transcript_bytes": self.transcript_bytes,
             "index_bytes": self.index_bytes,
             "skipped_lines": self.skipped_lines,
-            "files_with_skips": [{"path": p, "skipped": n} for p, n in self.files_with_skips],
+            "files_with_skips": [
+                {"path": p, "skipped": n, "reasons": dict(sorted(self.skip_reasons.get(p, {}).items()))}
+                for p, n in self.files_with_skips
+            ],
             "errors": [{"path": p, "error": e} for p, e in self.errors],
             "agents": self.agents,
         }

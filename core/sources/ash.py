@@ -69,7 +69,7 @@ from typing import Any
 import msgspec
 
 from ..config import Config
-from ..jsonl import iter_lines
+from ..jsonl import DECODE_ERRORS, UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 
@@ -103,24 +103,49 @@ def _read_lines(path: Path, offset: int = 0) -> tuple[list[bytes], int]:
     return [line for _, _, line in read], (read[-1][1] - offset) if read else 0
 
 
+class _Record(msgspec.Struct):
+    """The fields of a record whose types the tree and the emitter rely on (ids are
+    hashed, compared and used as keys); a record with another type in one of them
+    is skipped. Other fields are read leniently."""
+
+    type: str | None = None
+    id: str | None = None
+    parent_id: str | None = None
+    role: str | None = None
+    message_id: str | None = None
+    tool_use_id: str | None = None
+    agent_session_id: str | None = None
+    parent_tool_use_id: str | None = None
+    name: str | None = None
+    branch_id: str | None = None
+
+
+def _well_shaped(rec: dict[str, Any]) -> bool:
+    if not check_shape(rec, _Record):
+        return False
+    content = rec.get("content")
+    blocks = content if isinstance(content, list) else ()
+    return all(
+        not isinstance(b, dict) or check_shape(b, _Record) for b in blocks
+    )
+
+
 def _decode_lines(
-    lines: list[bytes], first_index: int = 0
+    lines: list[bytes], first_index: int = 0, skips: Skips | None = None
 ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    skips = skips if skips is not None else Skips()
     records: list[tuple[int, dict[str, Any]]] = []
-    skipped = 0
     for index, raw in enumerate(lines, first_index):
         if not raw.strip():
             continue
-        try:
-            rec = _decode(raw)
-        except msgspec.DecodeError:
-            skipped += 1
-            continue
-        if isinstance(rec, dict):
+        rec, reason = decode_object(raw)
+        if rec is not None and not _well_shaped(rec):
+            rec, reason = None, WRONG_SHAPE
+        if rec is not None:
             records.append((index, rec))
         else:
-            skipped += 1
-    return records, skipped
+            skips.add(reason or WRONG_SHAPE)
+    return records, skips.total
 
 
 @dataclass(slots=True)
@@ -288,6 +313,7 @@ class _Emitter:
         self.explicit_uses = {i.rec.get("id") for i in items if i.kind == "tool_use"}
         self.explicit_results = {i.rec.get("tool_use_id") for i in items if i.kind == "tool_result"}
         self.agents_prompted: set[str] = set()
+        self.unreadable = 0
 
     def segment(self, label: str | None, fork: str | None, items: list[_Item], tree: _Tree) -> None:
         """One branch segment. A non-default branch opens its own turn: with its own first
@@ -316,6 +342,15 @@ class _Emitter:
             self.item(item, label)
 
     def item(self, item: _Item, label: str | None) -> None:
+        """One context item; a failure on a shape nobody foresaw costs this item only."""
+        kept = len(self.entries)
+        try:
+            self._item(item, label)
+        except Exception:
+            del self.entries[kept:]
+            self.unreadable += 1
+
+    def _item(self, item: _Item, label: str | None) -> None:
         rec, kind = item.rec, item.kind
         if kind == "message":
             self._message(item, label)
@@ -498,7 +533,7 @@ def read_heads(path: Path) -> list[tuple[str, str]]:
     """(branch id, head message id) pairs from a session's state.json."""
     try:
         state = _decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError):
+    except (OSError, *DECODE_ERRORS):
         return []
     branches = state.get("branches") if isinstance(state, dict) else None
     if isinstance(branches, dict):
@@ -590,17 +625,20 @@ class AshSource:
             lines, used = _read_lines(file.path)
         except OSError as exc:
             return ReadResult([], FileMeta(session_id=file.session_id), 0, error=str(exc))
-        records, skipped = _decode_lines(lines)
+        skips = Skips()
+        records, _ = _decode_lines(lines, 0, skips)
         heads = read_heads(file.path.parent / "state.json") if file.kind == MAIN else []
         tree = _Tree(records, heads)
         emitter = _Emitter(full_text, file.kind == SUBAGENT, tree.items)
         for label, fork, items in tree.ordered():
             emitter.segment(label, fork, items, tree)
+        skips.add(UNREADABLE, emitter.unreadable)
         return ReadResult(
             entries=emitter.entries,
             meta=_meta(file, emitter.entries, tree.header),
             offset=used,
-            skipped=skipped,
+            skipped=skips.total,
+            reasons=skips.counts,
             replace=True,
             state={},
         )
@@ -613,11 +651,13 @@ class AshSource:
             offset, state = 0, {}
         line = state.get("line", 0) if offset else 0
         lines, used = _read_lines(file.path, offset)
-        records, skipped = _decode_lines(lines, line)
+        skips = Skips()
+        records, _ = _decode_lines(lines, line, skips)
         items = [_Item(i, {**r, "type": "message"}, "message") for i, r in records]
         emitter = _Emitter(full, False, [])
         for item in items:
             emitter.item(item, None)
+        skips.add(UNREADABLE, emitter.unreadable)
         meta = _meta(file, emitter.entries, {})
         if offset:  # earlier lines are not re-read: carry what they told us
             meta = FileMeta(
@@ -636,7 +676,8 @@ class AshSource:
             entries=emitter.entries,
             meta=meta,
             offset=offset + used,
-            skipped=skipped,
+            skipped=skips.total,
+            reasons=skips.counts,
             replace=not offset,
             state=new_state,
         )

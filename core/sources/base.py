@@ -45,7 +45,8 @@ class ReadResult:
     opaque to the indexer and handed back on the next read (msgspec-serializable
     values only). ``summaries`` are (leaf uuid, text) pairs that may describe
     another session (Claude's ``summary`` records); ``uuids`` are the record uuids
-    seen, used to link continued sessions.
+    seen, used to link continued sessions. ``reasons`` says why the ``skipped``
+    lines were skipped (reason -> count, see :mod:`core.jsonl`).
     """
 
     entries: list[Entry]
@@ -57,6 +58,7 @@ class ReadResult:
     summaries: list[tuple[str, str]] = field(default_factory=list)
     uuids: list[str] = field(default_factory=list)
     error: str | None = None
+    reasons: dict[str, int] = field(default_factory=dict)
 
 
 class Source(Protocol):

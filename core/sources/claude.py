@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from ..config import Config
-from ..jsonl import iter_blocks
+from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, iter_blocks
 from ..model import COMPACTION_TEXT, Entry, FileMeta
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .claude_records import (
@@ -221,7 +221,7 @@ class _FileReader:
         self.file = file
         self.full_text = full_text
         self.entries: list[Entry] = []
-        self.skipped = 0
+        self.skips = Skips()
         self.summaries: list[tuple[str, str]] = []
         self.uuids: list[str] = []
         self.recent: list[str] = list(state.get("recent", ()))
@@ -233,13 +233,22 @@ class _FileReader:
     def feed(self, line: bytes, entry_index: int) -> None:
         if is_ignorable(line) or not line.strip():
             return
-        record = decode_record(line)
+        record, reason = decode_record(line)
         if record is None:
-            self.skipped += 1
+            self.skips.add(reason or WRONG_SHAPE)
             return
         self.feed_record(record, entry_index)
 
     def feed_record(self, record: Record, entry_index: int) -> None:
+        """One record; a failure on a shape nobody foresaw costs this record only."""
+        kept = len(self.entries)
+        try:
+            self._record(record, entry_index)
+        except Exception:
+            del self.entries[kept:]
+            self.skips.add(UNREADABLE)
+
+    def _record(self, record: Record, entry_index: int) -> None:
         kind = record.type
         if kind == "summary":
             if record.summary:
@@ -278,7 +287,7 @@ class _FileReader:
             return
         body = record.message
         if body is None:
-            self.skipped += 1
+            self.skips.add(WRONG_SHAPE)
             return
         if kind == "user":
             self._user(record, body, entry_index)
@@ -324,7 +333,7 @@ class _FileReader:
             return  # folded into the compaction message that precedes it
         content = body.content
         if content is None:
-            self.skipped += 1
+            self.skips.add(WRONG_SHAPE)
             return
         if isinstance(content, str):
             if is_shell_output(content):
@@ -427,7 +436,8 @@ class _FileReader:
             entries=self.entries,
             meta=file_meta,
             offset=offset,
-            skipped=self.skipped,
+            skipped=self.skips.total,
+            reasons=self.skips.counts,
             replace=replace,
             state=state,
             summaries=self.summaries,

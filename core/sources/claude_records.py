@@ -15,6 +15,9 @@ from typing import Any
 
 import msgspec
 
+from ..jsonl import DECODE_ERRORS, NOT_OBJECT, WRONG_SHAPE, decode_error, too_deep
+
+
 class Block(msgspec.Struct, gc=False):
     type: str = ""
     text: str | None = None
@@ -135,41 +138,49 @@ def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-def decode_record(line: bytes) -> Record | None:
-    """Typed decode, falling back to a generic one; None for a non-object line."""
+def decode_record(line: bytes) -> tuple[Record | None, str | None]:
+    """Typed decode, falling back to a generic one: ``(record, None)``, or
+    ``(None, reason)`` for a line to skip (see :mod:`core.jsonl`)."""
     short = _without_tool_use_result(line)
     if short is not None:
         try:
             record = _decode_record(short)
-        except msgspec.DecodeError:
+        except DECODE_ERRORS:
             record = None  # the cut was not at the top level: decode the whole line
         # Newer versions may write toolUseResult before message/uuid/timestamp; a
         # cut that lost any of them is no shortcut.
         if record is not None and record.message is not None and record.uuid and record.timestamp:
-            return record
+            return record, None
     try:
-        return _decode_record(line)
-    except msgspec.DecodeError:
-        pass
+        return _decode_record(line), None
+    except msgspec.ValidationError:
+        pass  # valid JSON of another shape: the generic path below
+    except DECODE_ERRORS as exc:
+        return None, decode_error(exc)
     try:
         obj = decode_any(line)
-    except msgspec.DecodeError:
-        return None
+    except DECODE_ERRORS as exc:
+        return None, decode_error(exc)
     if not isinstance(obj, dict):
-        return None
+        return None, NOT_OBJECT
+    if "type" in obj and not isinstance(obj["type"], str):
+        return None, WRONG_SHAPE  # what the record is cannot be known
     try:
-        return msgspec.convert(_sanitize(obj), Record, from_attributes=False)
+        return msgspec.convert(_sanitize(obj), Record, from_attributes=False), None
     except msgspec.ValidationError:
-        return None
+        return None, WRONG_SHAPE
 
 
 def raw_to_obj(raw: msgspec.Raw | None) -> Any:
+    """A tool input or result kept raw by the typed decode; None when unusable (or
+    nested deeper than any real one, which no front end could render safely)."""
     if raw is None:
         return None
     try:
-        return decode_any(raw)
-    except msgspec.DecodeError:
+        value = decode_any(raw)
+    except DECODE_ERRORS:
         return None
+    return None if too_deep(value) else value
 
 
 def content_digest(body: Body | None) -> int:
@@ -190,6 +201,6 @@ def decode_block(block: bytes) -> list[Record] | None:
     """
     try:
         records = _decode_record_lines(block)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    except DECODE_ERRORS:  # (invalid UTF-8 and too-deep lines included)
         return None
     return records if len(records) == block.count(b"\n") else None

@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 
 from ..config import Config
-from ..jsonl import iter_lines
+from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
@@ -83,6 +83,29 @@ _OUTPUTS = {
 }
 _ITEMS = {"message", "reasoning", "agent_message", *_CALLS, *_OUTPUTS}
 Record = tuple[int, dict[str, Any]]  # (line index, decoded object)
+
+
+class _Line(msgspec.Struct):
+    """The fields of a rollout line (envelope or legacy flat item) whose types the
+    rules below rely on; a line with another type in one of them is skipped."""
+
+    type: str | None = None
+    payload: Any = None
+
+
+class _Payload(msgspec.Struct):
+    """The same for a payload (``response_item`` / ``event_msg`` / ``session_meta`` …)."""
+
+    type: str | None = None
+    role: str | None = None
+    id: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+
+
+def _well_shaped(rec: dict[str, Any]) -> bool:
+    payload = rec.get("payload")
+    return check_shape(rec, _Line) and check_shape(payload if isinstance(payload, dict) else rec, _Payload)
 
 
 def bound(text: str, full: bool, limit: int = 4000) -> str:
@@ -218,28 +241,27 @@ class _State:
         return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
 
 
-def _records(path: Path, offset: int, st: _State) -> tuple[list[Record], int, int]:
-    """Decoded object lines from ``offset``: (records, skipped, offset after them)."""
+def _records(path: Path, offset: int, st: _State, skips: Skips) -> tuple[list[Record], int]:
+    """Decoded object lines from ``offset``: (records, offset after them); bad lines
+    are counted in ``skips``."""
     if path.name.endswith(".zst"):  # a finished stream: its last line counts even without "\n"
         lines, end = _decompress(path).split(b"\n"), path.stat().st_size
     else:
         read = list(iter_lines(path, offset))
         lines, end = [line for _, _, line in read], read[-1][1] if read else offset
     records: list[Record] = []
-    skipped = 0
     for raw in lines:
         st.line += 1
         if not raw.strip():
             continue
-        try:
-            rec = _decode(raw)
-        except msgspec.DecodeError:
-            rec = None
-        if isinstance(rec, dict):
+        rec, reason = decode_object(raw)
+        if rec is not None and not _well_shaped(rec):
+            rec, reason = None, WRONG_SHAPE
+        if rec is not None:
             records.append((st.line - 1, rec))
         else:
-            skipped += 1
-    return records, skipped, end
+            skips.add(reason or WRONG_SHAPE)
+    return records, end
 
 
 def _envelope(rec: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -273,21 +295,30 @@ def _kinds(records: list[Record]) -> set[str]:
 class _Parser(EntryCollector):
     """Decoded records -> entries, updating ``_State`` (meta, call names) as it goes."""
 
-    def __init__(self, st: _State, sidechain: bool, full: bool) -> None:
+    def __init__(self, st: _State, sidechain: bool, full: bool, skips: Skips | None = None) -> None:
         super().__init__(sidechain)
         self.st, self.full = st, full
+        self.skips = skips if skips is not None else Skips()
 
     def feed(self, records: list[Record]) -> list[Entry]:
         for index, rec in records:
-            kind, payload = _envelope(rec)
-            ts = _ts(rec.get("timestamp"))
-            if ts:
-                self.st.meta.setdefault("first_timestamp", ts)
-                self.st.meta["last_timestamp"] = ts
-            handler = getattr(self, f"_on_{kind}", None)
-            if handler is not None:
-                handler(payload, ts, index)
+            kept = len(self.entries)
+            try:
+                self._record(index, rec)
+            except Exception:  # a shape nobody foresaw costs this line only
+                del self.entries[kept:]
+                self.skips.add(UNREADABLE)
         return self.entries
+
+    def _record(self, index: int, rec: dict[str, Any]) -> None:
+        kind, payload = _envelope(rec)
+        ts = _ts(rec.get("timestamp"))
+        if ts:
+            self.st.meta.setdefault("first_timestamp", ts)
+            self.st.meta["last_timestamp"] = ts
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            handler(payload, ts, index)
 
     def _on_session_meta(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         meta = self.st.meta
@@ -531,7 +562,8 @@ class CodexSource:
                 return ReadResult([], _meta(st, file), offset, replace=False, state=st.dump())
             offset = 0 if offset > size or compressed else offset
             st = _State.load(state) if offset else _State()
-            records, skipped, end = _records(file.path, offset, st)
+            skips = Skips()
+            records, end = _records(file.path, offset, st, skips)
         except Exception as exc:  # unreadable input is reported, never raised
             return ReadResult(
                 [], FileMeta(session_id=file.session_id), 0, error=str(exc) or type(exc).__name__
@@ -540,13 +572,14 @@ class CodexSource:
         if offset and kinds & set(st.fallback):  # events stood in for records that now exist
             return self.read(file, full_text=full_text)
         st.primary = sorted(set(st.primary) | kinds)
-        entries = _Parser(st, file.kind == SUBAGENT, full_text).feed(records)
+        entries = _Parser(st, file.kind == SUBAGENT, full_text, skips).feed(records)
         entries = self._drop_copied(entries, st, file, full_text, first=not offset)
         return ReadResult(
             entries=entries,
             meta=_meta(st, file),
             offset=end,
-            skipped=skipped,
+            skipped=skips.total,
+            reasons=skips.counts,
             replace=not offset,
             state=st.dump(),
         )
@@ -555,7 +588,7 @@ class CodexSource:
         """Every entry of a rollout, its own copied history included (fork matching)."""
         st = _State()
         try:
-            records = _records(path, 0, st)[0]
+            records = _records(path, 0, st, Skips())[0]
         except Exception:  # a missing or broken parent: nothing to match against
             return []
         st.primary = sorted(_kinds(records))

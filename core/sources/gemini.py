@@ -40,7 +40,20 @@ from typing import Any
 import msgspec
 
 from ..config import Config
-from ..jsonl import iter_lines
+from ..jsonl import (
+    DECODE_ERRORS,
+    INVALID_UTF8,
+    NOT_OBJECT,
+    TOO_DEEP,
+    UNREADABLE,
+    WRONG_SHAPE,
+    Skips,
+    check_shape,
+    decode_error,
+    decode_object,
+    iter_lines,
+    too_deep,
+)
 from ..model import Entry, FileMeta
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
@@ -208,24 +221,38 @@ class _Builder(EntryCollector):
 
 
 
+class _Message(msgspec.Struct):
+    """The fields of a message record whose types the replay and the builder rely
+    on; a record with another type in one of them is skipped."""
+
+    id: str
+    type: str | None = None
+
+
+def _record_shape(rec: dict[str, Any]) -> bool:
+    if "$rewindTo" in rec:
+        return isinstance(rec["$rewindTo"], str)
+    if "id" in rec:
+        return check_shape(rec, _Message)
+    if "$set" in rec:
+        return isinstance(rec["$set"], dict)
+    return True  # the metadata header, or a record kind we do not know (ignored)
+
+
 def replay_jsonl(
-    lines: list[bytes],
+    lines: list[bytes], skips: Skips | None = None
 ) -> tuple[dict[str, Any], list[tuple[int, dict[str, Any]]], int]:
     """Replay a .jsonl recording: (metadata, [(line, message)] in order, skipped lines)."""
+    skips = skips if skips is not None else Skips()
     meta: dict[str, Any] = {}
     messages: dict[str, tuple[int, dict[str, Any]]] = {}  # dicts keep first-insert order
     snapshot: list[tuple[int, dict[str, Any]]] = []
-    skipped = 0
     for index, raw in enumerate(lines):
         if not raw.strip():
             continue
-        try:
-            rec = _decode(raw)
-        except msgspec.DecodeError:
-            skipped += 1
-            continue
-        if not isinstance(rec, dict):
-            skipped += 1
+        rec, reason = decode_object(raw)
+        if rec is None or not _record_shape(rec):
+            skips.add(reason or WRONG_SHAPE)
         elif isinstance(rec.get("$rewindTo"), str):
             ids = list(messages)
             cut = ids.index(rec["$rewindTo"]) if rec["$rewindTo"] in ids else 0
@@ -241,7 +268,27 @@ def replay_jsonl(
         elif isinstance(rec.get("sessionId"), str):
             meta.update({k: v for k, v in rec.items() if k != "messages"})
     resolved = list(messages.values()) or snapshot
-    return meta, resolved, skipped
+    return meta, resolved, skips.total
+
+
+def _decode_whole(data: bytes, skips: Skips) -> tuple[dict[str, Any] | None, str | None]:
+    """A legacy ``.json`` chat: one record for the whole chat, so a bad byte in it
+    is replaced (U+FFFD) and counted rather than costing every message."""
+    try:
+        record = _decode(data)
+    except UnicodeDecodeError:
+        skips.add(INVALID_UTF8)
+        try:
+            record = _decode(data.decode("utf-8", "replace").encode())
+        except DECODE_ERRORS as exc:
+            return None, f"{decode_error(exc)} (the whole chat is one record)"
+    except DECODE_ERRORS as exc:  # mid-rewrite or corrupt: retried on next change
+        return None, f"{decode_error(exc)} (the whole chat is one record)"
+    if not isinstance(record, dict):
+        return None, "not a chat record"
+    if too_deep(record, data):
+        return None, f"{TOO_DEEP} (the whole chat is one record)"
+    return record, None
 
 
 class GeminiSource:
@@ -306,32 +353,35 @@ class GeminiSource:
                 data = file.path.read_bytes()
         except OSError as exc:
             return ReadResult([], FileMeta(session_id=file.session_id), 0, error=str(exc))
+        skips = Skips()
         if file.path.suffix == ".json":
-            try:
-                record = _decode(data)
-            except msgspec.DecodeError as exc:  # mid-rewrite or corrupt: retried on next change
-                return ReadResult(
-                    [], FileMeta(session_id=file.session_id), 0, error=f"invalid JSON: {exc}"
-                )
-            if not isinstance(record, dict):
-                return ReadResult(
-                    [], FileMeta(session_id=file.session_id), 0, error="not a chat record"
-                )
+            record, error = _decode_whole(data, skips)
+            if record is None:
+                return ReadResult([], FileMeta(session_id=file.session_id), 0, error=error)
             raw = record.get("messages")
             items = list(enumerate(raw)) if isinstance(raw, list) else []
-            messages = [(i, m) for i, m in items if isinstance(m, dict)]
-            meta, skipped, used = record, len(items) - len(messages), len(data)
+            objects = [(i, m) for i, m in items if isinstance(m, dict)]
+            messages = [(i, m) for i, m in objects if _record_shape(m)]
+            skips.add(NOT_OBJECT, len(items) - len(objects))
+            skips.add(WRONG_SHAPE, len(objects) - len(messages))
+            meta, used = record, len(data)
         else:
             used = lines[-1][1] if lines else 0
-            meta, messages, skipped = replay_jsonl([line for _, _, line in lines])
+            meta, messages, _ = replay_jsonl([line for _, _, line in lines], skips)
         builder = _Builder(full_text, file.kind == SUBAGENT)
         for index, msg in messages:
-            builder.message(msg, index)
+            kept = len(builder.entries)
+            try:
+                builder.message(msg, index)
+            except Exception:  # a shape nobody foresaw costs this message only
+                del builder.entries[kept:]
+                skips.add(UNREADABLE)
         return ReadResult(
             entries=builder.entries,
             meta=self._meta(file, meta, builder),
             offset=used,
-            skipped=skipped,
+            skipped=skips.total,
+            reasons=skips.counts,
             replace=True,
             state={},
         )
@@ -363,7 +413,7 @@ class GeminiSource:
             if marker.is_file():
                 return marker.read_text(encoding="utf-8").strip() or None
             registry = _decode((project_dir.parent.parent / "projects.json").read_bytes())
-        except (OSError, UnicodeDecodeError, msgspec.DecodeError):
+        except (OSError, *DECODE_ERRORS):
             return None
         projects = registry.get("projects") if isinstance(registry, dict) else None
         if isinstance(projects, dict):

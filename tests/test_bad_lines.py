@@ -1,0 +1,204 @@
+"""Issue 11, points 1–3: a bad line costs that line only, for every agent.
+
+Each test appends poison to one file of a four-agent corpus and checks, through
+``Archive`` and the CLI, that nothing raises, every good line of every file is
+still found (search and the reading paths), and the poison is one skipped line
+counted with its reason in ``index --stats``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.api import Archive
+
+from .bad_input_corpus import Corpus, build_corpus, deep_line
+from .support import open_archive
+
+SCRIPT = Path(sys.executable).with_name("relay-search")
+POISONABLE = ("claude", "claude-sub", "codex", "gemini", "ash")
+
+
+def assert_all_good_lines_found(archive: Archive, corpus: Corpus) -> None:
+    listed = {s.session_id for s in archive.list_sessions(limit=500)}
+    for name, words in corpus.words.items():
+        sid = corpus.sessions[name]
+        assert sid in listed, name
+        text = "\n".join(m.text for m in archive.session_messages(sid))
+        conversation = archive.get_conversation(sid)
+        for turn in conversation.turns:
+            archive.read_turn(sid, turn.number)
+        for word in words:
+            assert sid in {h.session_id for h in archive.search(word, limit=50)}, (name, word)
+            assert word in text, (name, word)
+
+
+def file_skips(archive: Archive, path: Path) -> dict[str, int]:
+    entry = next((f for f in archive.stats().to_dict()["files_with_skips"] if f["path"] == str(path)), None)
+    return entry["reasons"] if entry else {}
+
+
+def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
+    return subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("name", POISONABLE)
+def test_deeply_nested_line_is_one_skipped_line(tmp_path, name):
+    corpus = build_corpus(tmp_path)
+    corpus.append(name, deep_line(5000))
+    with open_archive(tmp_path) as archive:
+        assert_all_good_lines_found(archive, corpus)
+        assert file_skips(archive, corpus.files[name]) == {"too deeply nested": 1}
+        assert archive.stats().errors == ()
+
+
+@pytest.mark.parametrize("name", ("codex", "gemini", "ash"))
+def test_moderately_deep_line_is_skipped_the_same_way_everywhere(tmp_path, name):
+    """Deeper than the limit but shallow enough for the decoder: still one skipped line,
+    so indexing and reading (at other stack depths) agree."""
+    corpus = build_corpus(tmp_path)
+    corpus.append(name, deep_line(400))
+    with open_archive(tmp_path) as archive:
+        assert_all_good_lines_found(archive, corpus)
+        assert file_skips(archive, corpus.files[name]) == {"too deeply nested": 1}
+
+
+def test_claude_tool_input_nested_past_the_limit_is_dropped_not_rendered(tmp_path):
+    """Claude's typed decode never builds a record's unknown parts (so a deep unknown
+    record is ignored like any unknown type); a tool input is built, and one nested
+    past the limit is dropped from the message rather than handed to a front end."""
+    corpus = build_corpus(tmp_path)
+    nested: object = 1
+    for _ in range(400):
+        nested = {"x": nested}
+    line = {"type": "assistant", "uuid": "deep-input-1", "sessionId": corpus.sessions["claude"],
+            "timestamp": "2026-11-01T09:09:00Z", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_deep", "name": "Bash", "input": nested}]}}
+    import sys as _sys
+    limit = _sys.getrecursionlimit()
+    _sys.setrecursionlimit(5000)
+    try:
+        data = json.dumps(line).encode() + b"\n"
+    finally:
+        _sys.setrecursionlimit(limit)
+    corpus.append("claude", data)
+    corpus.append("claude", deep_line(400))
+    with open_archive(tmp_path) as archive:
+        assert_all_good_lines_found(archive, corpus)
+        calls = [m for m in archive.session_messages(corpus.sessions["claude"]) if m.uuid == "deep-input-1"]
+        assert [(m.tool_name, m.tool_input) for m in calls] == [("Bash", {})]
+        assert file_skips(archive, corpus.files["claude"]) == {}
+
+
+def test_deep_line_does_not_break_cli_commands(tmp_path):
+    corpus = build_corpus(tmp_path)
+    assert run_cli(tmp_path, "index").returncode == 0  # a good cache first
+    corpus.append("claude", deep_line(5000))
+    corpus.append("ash", deep_line(5000))
+    for args in (("search", "dugong", "--json"), ("list", "--json"), ("show", corpus.sessions["claude"], "--json"),
+                 ("index", "--stats")):
+        proc = run_cli(tmp_path, *args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
+    hits = json.loads(run_cli(tmp_path, "search", "jacana", "--json").stdout)["results"]
+    assert [h["session_id"] for h in hits] == [corpus.sessions["ash"]]
+
+
+TYPE_CONFUSION = [
+    ("codex", b'{"type":"response_item","payload":{"type":{}}}\n'),
+    ("codex", b'{"type":[]}\n'),
+    ("codex", b'{"timestamp":"2026-01-05T09:00:09.000Z","type":"response_item","payload":{"type":"message","role":[],"id":{},"content":"x"}}\n'),
+    ("codex", b'{"timestamp":"2026-01-05T09:00:09.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":{},"output":"x"}}\n'),
+    ("codex", b'{"timestamp":"2026-01-05T09:00:09.000Z","type":"event_msg","payload":{"type":["x"]}}\n'),
+    ("ash", b'{"type":"message","id":{},"role":"user","content":"x"}\n'),
+    ("ash", b'{"type":"tool_result","tool_use_id":[],"output":"x"}\n'),
+    ("ash", b'{"type":"tool_use","id":[1],"name":"x","input":{}}\n'),
+    ("ash", b'{"type":"message","id":"m900","role":{},"content":"x","parent_id":[]}\n'),
+    ("ash", b'{"type":{},"id":"m901"}\n'),
+    ("gemini", b'{"id":{},"type":"user","content":"x"}\n'),
+    ("gemini", b'{"id":"g-900","type":["user"],"content":"x"}\n'),
+    ("gemini", b'{"$rewindTo":{}}\n'),
+    ("claude", b'{"type":{},"uuid":"u-900","message":{"role":"user","content":"x"}}\n'),
+]
+
+
+@pytest.mark.parametrize("name,line", TYPE_CONFUSION, ids=[f"{n}-{i}" for i, (n, _) in enumerate(TYPE_CONFUSION)])
+def test_wrong_types_are_one_skipped_line(tmp_path, name, line):
+    corpus = build_corpus(tmp_path)
+    corpus.append(name, line)
+    with open_archive(tmp_path) as archive:
+        assert_all_good_lines_found(archive, corpus)
+        assert file_skips(archive, corpus.files[name]) == {"wrong shape": 1}
+        assert archive.stats().errors == ()
+
+
+def test_wrong_types_do_not_break_a_running_sync(tmp_path):
+    """Appended while the archive is open: the incremental read is as safe as the first."""
+    corpus = build_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        for name, line in TYPE_CONFUSION:
+            corpus.append(name, line)
+            archive.sync()
+        assert_all_good_lines_found(archive, corpus)
+        counts = {name: sum(file_skips(archive, corpus.files[name]).values()) for name in ("codex", "ash", "gemini", "claude")}
+        assert counts == {n: sum(1 for m, _ in TYPE_CONFUSION if m == n) for n in counts}
+
+
+BAD_UTF8 = {
+    "claude": lambda c: b'{"type":"user","uuid":"bad-utf8-1","sessionId":"%s","timestamp":"2026-11-01T09:05:00Z",'
+    b'"message":{"role":"user","content":"bad \xff\xfe byte"}}\n' % c.sessions["claude"].encode(),
+    "claude-sub": lambda c: b'{"type":"assistant","uuid":"bad-utf8-2","isSidechain":true,"timestamp":"2026-11-01T09:05:00Z",'
+    b'"message":{"role":"assistant","content":[{"type":"text","text":"bad \xff byte"}]}}\n',
+    "codex": lambda c: b'{"timestamp":"2026-01-05T09:00:09.000Z","type":"response_item","payload":{"type":"message",'
+    b'"role":"user","content":[{"type":"input_text","text":"bad \xff byte"}]}}\n',
+    "gemini": lambda c: b'{"id":"g-bad","timestamp":"2026-04-23T12:00:09.000Z","type":"user","content":"bad \xc3 byte"}\n',
+    "ash": lambda c: b'{"type":"message","id":"m-bad","role":"user","content":"bad \xff byte","created_at":"2026-02-01T11:00:00+00:00"}\n',
+}
+
+
+@pytest.mark.parametrize("name", POISONABLE)
+def test_invalid_utf8_costs_one_line_not_the_file(tmp_path, name):
+    corpus = build_corpus(tmp_path)
+    corpus.append(name, BAD_UTF8[name](corpus))
+    with open_archive(tmp_path) as archive:
+        assert_all_good_lines_found(archive, corpus)
+        assert file_skips(archive, corpus.files[name]) == {"invalid UTF-8": 1}
+        assert archive.stats().errors == ()
+
+
+@pytest.mark.parametrize("name", POISONABLE)
+def test_invalid_utf8_appended_to_an_indexed_session(tmp_path, name):
+    """The issue's case: the session was indexed, then one bad line arrives."""
+    corpus = build_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        corpus.append(name, BAD_UTF8[name](corpus))
+        archive.sync()
+        assert_all_good_lines_found(archive, corpus)
+        assert file_skips(archive, corpus.files[name]) == {"invalid UTF-8": 1}
+
+
+def test_index_stats_names_the_reasons(tmp_path):
+    corpus = build_corpus(tmp_path)
+    corpus.append("claude", b"not json at all\n[1, 2]\n" + deep_line(3000))
+    corpus.append("codex", b'{"type":[]}\n{"broken": \n')
+    proc = run_cli(tmp_path, "index", "--stats")
+    assert proc.returncode == 0, proc.stderr
+    claude_line = next(line for line in proc.stdout.splitlines() if str(corpus.files["claude"]) in line)
+    assert "3 skipped: 1 invalid JSON, 1 not an object, 1 too deeply nested" in claude_line
+    codex_line = next(line for line in proc.stdout.splitlines() if str(corpus.files["codex"]) in line)
+    assert "2 skipped: 1 invalid JSON, 1 wrong shape" in codex_line
+    data = json.loads(run_cli(tmp_path, "index", "--stats", "--json").stdout)
+    by_path = {f["path"]: f for f in data["files_with_skips"]}
+    assert by_path[str(corpus.files["claude"])] == {
+        "path": str(corpus.files["claude"]), "skipped": 3,
+        "reasons": {"invalid JSON": 1, "not an object": 1, "too deeply nested": 1},
+    }
+    assert by_path[str(corpus.files["codex"])]["reasons"] == {"invalid JSON": 1, "wrong shape": 1}
+    assert data["skipped_lines"] == 5
