@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,87 @@ def test_index_stats_names_the_reasons(tmp_path):
     }
     assert by_path[str(corpus.files["codex"])]["reasons"] == {"invalid JSON": 1, "wrong shape": 1}
     assert data["skipped_lines"] == 5
+
+
+def _wait_for(archive: Archive, word: str, timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if archive.search(word):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_poison_appended_under_a_running_watcher(tmp_path):
+    """A watching archive (what `serve`, `mcp` and the app run) meets poison in every
+    agent's files; every other session and the poisoned files' good lines stay found."""
+    corpus = build_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        archive.start_watching()
+        try:
+            time.sleep(0.2)
+            corpus.append("claude", deep_line(5000) + BAD_UTF8["claude"](corpus))
+            corpus.append("claude-sub", BAD_UTF8["claude-sub"](corpus))
+            corpus.append("codex", b'{"type":"response_item","payload":{"type":{}}}\n' + deep_line(5000))
+            corpus.append("gemini", deep_line(5000) + BAD_UTF8["gemini"](corpus))
+            corpus.append("ash", b'{"type":"message","id":{},"role":"user","content":"x"}\n' + BAD_UTF8["ash"](corpus))
+            # then one more good line in a poisoned file: the watcher must still be alive
+            corpus.append("codex", b'{"timestamp":"2026-01-05T09:01:00.000Z","type":"response_item","payload":{"type":"message",'
+                                   b'"role":"user","content":[{"type":"input_text","text":"late prompt about the kinkajou"}]}}\n')
+            corpus.words["codex"].append("kinkajou")
+            assert _wait_for(archive, "kinkajou"), "the watcher stopped indexing after the poison"
+            deadline = time.monotonic() + 15
+            expected = {"claude": 2, "claude-sub": 1, "codex": 2, "gemini": 2, "ash": 2}
+            while time.monotonic() < deadline:
+                counts = {n: sum(file_skips(archive, corpus.files[n]).values()) for n in expected}
+                if counts == expected:
+                    break
+                time.sleep(0.05)
+            assert counts == expected
+            assert_all_good_lines_found(archive, corpus)
+            assert archive.stats().errors == ()
+        finally:
+            archive.stop_watching()
+
+
+def test_a_parser_failure_nobody_foresaw_costs_that_file_only(tmp_path, monkeypatch):
+    """The last line of defence: an adapter that raises on a whole file (fault
+    injected here, since every known shape is handled) makes that file an error in
+    `index --stats`; the sync finishes and every other file is indexed."""
+    from core.sources import codex
+
+    corpus = build_corpus(tmp_path)
+
+    def broken(self, file, **kw):
+        raise RuntimeError("unforeseen")
+
+    monkeypatch.setattr(codex.CodexSource, "read", broken)
+    with open_archive(tmp_path) as archive:
+        errors = dict(archive.stats().errors)
+        assert errors == {str(corpus.files["codex"]): "RuntimeError: unforeseen"}
+        del corpus.words["codex"]
+        assert_all_good_lines_found(archive, corpus)
+
+
+def test_a_record_failure_nobody_foresaw_costs_that_line_only(tmp_path, monkeypatch):
+    """Inside an adapter, one record that fails in a way nobody foresaw is one
+    skipped line ("unreadable record"), for the indexer and the reader alike."""
+    from core.sources import ash, codex, gemini
+
+    corpus = build_corpus(tmp_path)
+    for module in (codex, gemini, ash):
+        original = module.parts_text if module is not ash else module.message_text
+
+        def fragile(value, _original=original):
+            if "fossa" in str(value) or "hoopoe" in str(value) or "jacana" in str(value):
+                raise RuntimeError("unforeseen")
+            return _original(value)
+
+        monkeypatch.setattr(module, "parts_text" if module is not ash else "message_text", fragile)
+    with open_archive(tmp_path) as archive:
+        for name, word in (("codex", "fossa"), ("gemini", "hoopoe"), ("ash", "jacana")):
+            corpus.words[name].remove(word)
+            assert archive.search(word) == []
+            assert file_skips(archive, corpus.files[name]).get("unreadable record", 0) >= 1
+        assert_all_good_lines_found(archive, corpus)
+        assert archive.stats().errors == ()
