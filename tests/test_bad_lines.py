@@ -287,3 +287,27 @@ def test_a_record_failure_nobody_foresaw_costs_that_line_only(tmp_path, monkeypa
             assert file_skips(archive, corpus.files[name]).get("unreadable record", 0) >= 1
         assert_all_good_lines_found(archive, corpus)
         assert archive.stats().errors == ()
+
+
+def test_a_bad_header_line_costs_that_line_not_the_session(tmp_path):
+    """Gemini's metadata header and Codex's session_meta name the session; when that
+    one line is bad the session is still listed (named by its file) and found."""
+    corpus = build_corpus(tmp_path)
+    for name, key in (("gemini", "sessionId"), ("codex", "payload")):
+        path = corpus.files[name]
+        lines = path.read_bytes().split(b"\n")
+        record = json.loads(lines[0])
+        if key == "payload":
+            record["payload"]["id"] = {"not": "a string"}
+        else:
+            record[key] = {"not": "a string"}
+        lines[0] = json.dumps(record).encode()
+        path.write_bytes(b"\n".join(lines))
+    with open_archive(tmp_path) as archive:
+        by_path = {r["path"]: r["session_id"] for r in archive.catalog.files(("path", "session_id"))}
+        for name in ("gemini", "codex"):
+            corpus.sessions[name] = by_path[str(corpus.files[name])]
+            assert corpus.sessions[name], name
+            assert file_skips(archive, corpus.files[name]) == {"wrong shape": 1}
+        assert corpus.sessions["codex"] == "0199a000-0000-7000-8000-0000000000c1"  # from the file name
+        assert_all_good_lines_found(archive, corpus)

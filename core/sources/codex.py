@@ -469,7 +469,8 @@ def locate_rollout(near: Path, session_id: str) -> Path | None:
 def _meta(st: _State, file: SourceFile) -> FileMeta:
     m = st.meta
     return FileMeta(
-        session_id=file.session_id or m.get("session_id"),
+        # (a rollout whose session_meta line is bad is still a session: named by its file)
+        session_id=file.session_id or m.get("session_id") or file.path.name.split(".", 1)[0],
         cwd=m.get("cwd"),
         git_branch=m.get("git_branch"),
         title=m.get("title"),

@@ -236,7 +236,9 @@ def _record_shape(rec: dict[str, Any]) -> bool:
         return check_shape(rec, _Message)
     if "$set" in rec:
         return isinstance(rec["$set"], dict)
-    return True  # the metadata header, or a record kind we do not know (ignored)
+    if "sessionId" in rec:  # the metadata header
+        return isinstance(rec["sessionId"], str)
+    return True  # a record kind we do not know (ignored)
 
 
 def replay_jsonl(
@@ -393,7 +395,8 @@ class GeminiSource:
         sid = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else None
         title = meta.get("summary") if isinstance(meta.get("summary"), str) else None
         return FileMeta(
-            session_id=file.session_id or sid,
+            # (a chat whose header line is bad is still a session: named by its file)
+            session_id=file.session_id or sid or file.path.stem,
             cwd=self._cwd(file, meta),
             title=title,
             first_prompt=builder.first_prompt,
