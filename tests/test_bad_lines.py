@@ -311,3 +311,21 @@ def test_a_bad_header_line_costs_that_line_not_the_session(tmp_path):
             assert file_skips(archive, corpus.files[name]) == {"wrong shape": 1}
         assert corpus.sessions["codex"] == "0199a000-0000-7000-8000-0000000000c1"  # from the file name
         assert_all_good_lines_found(archive, corpus)
+
+
+def test_legacy_gemini_json_with_an_invalid_byte_is_read_with_the_byte_replaced(tmp_path):
+    """A legacy .json chat is one record: a bad byte in it is replaced and counted
+    once, instead of the whole chat vanishing."""
+    from core.fixtures.gemini import GeminiChat
+
+    chat = GeminiChat(tmp_path / ".gemini", project="legacy", session_id="6e551011-0000-4000-8000-0000000000f1", legacy=True)
+    chat.user("a legacy prompt about the lorikeet build")
+    chat.gemini("The lorikeet build is green.")
+    data = chat.path.read_bytes().replace(b"green", b"gr\xffeen")
+    chat.path.write_bytes(data)
+    with open_archive(tmp_path) as archive:
+        assert [h.session_id for h in archive.search("lorikeet")] == [chat.session_id]
+        text = "\n".join(m.text for m in archive.session_messages(chat.session_id))
+        assert "gr\ufffdeen" in text
+        assert file_skips(archive, chat.path) == {"invalid UTF-8": 1}
+        assert archive.stats().errors == ()
