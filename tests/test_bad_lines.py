@@ -329,3 +329,41 @@ def test_legacy_gemini_json_with_an_invalid_byte_is_read_with_the_byte_replaced(
         assert "gr\ufffdeen" in text
         assert file_skips(archive, chat.path) == {"invalid UTF-8": 1}
         assert archive.stats().errors == ()
+
+
+async def test_mcp_server_over_stdio_indexes_around_poison_and_keeps_watching(tmp_path):
+    """The issue's case: `relay-search mcp` on a fresh cache with a deeply nested line
+    answered [] for everything. Now it indexes every other line, and poison appended
+    while it runs leaves every session searchable."""
+    import anyio
+    from mcp import Client
+
+    from .test_mcp import ok, relay_search_mcp
+
+    corpus = build_corpus(tmp_path)
+    corpus.append("claude", deep_line(5000))
+    corpus.append("ash", deep_line(5000))
+
+    async def found(client, word: str, sid: str, timeout: float = 20.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            results = (await ok(client, "search_history", query=word, limit=50))["results"]
+            if sid in {r["session_id"] for r in results}:
+                return True
+            await anyio.sleep(0.1)
+        return False
+
+    async with Client(relay_search_mcp(tmp_path), raise_exceptions=True, read_timeout_seconds=60) as client:
+        for name, words in corpus.words.items():
+            for word in words:
+                assert await found(client, word, corpus.sessions[name]), (name, word)
+        corpus.append("codex", b'{"type":"response_item","payload":{"type":{}}}\n' + BAD_UTF8["codex"](corpus))
+        corpus.append("gemini", deep_line(5000))
+        corpus.append("codex", b'{"timestamp":"2026-01-05T09:01:00.000Z","type":"response_item","payload":{"type":"message",'
+                               b'"role":"user","content":[{"type":"input_text","text":"late prompt about the kinkajou"}]}}\n')
+        assert await found(client, "kinkajou", corpus.sessions["codex"])
+        for name, words in corpus.words.items():
+            for word in words:
+                assert await found(client, word, corpus.sessions[name], timeout=5), (name, word)
+        conversation = await ok(client, "get_conversation", session_id_or_slug=corpus.sessions["ash"])
+        assert conversation["turns"]
