@@ -367,3 +367,15 @@ async def test_mcp_server_over_stdio_indexes_around_poison_and_keeps_watching(tm
                 assert await found(client, word, corpus.sessions[name], timeout=5), (name, word)
         conversation = await ok(client, "get_conversation", session_id_or_slug=corpus.sessions["ash"])
         assert conversation["turns"]
+
+
+def test_claude_tool_input_with_an_invalid_byte_is_kept_with_it_replaced(tmp_path):
+    corpus = build_corpus(tmp_path)
+    corpus.append("claude", b'{"type":"assistant","uuid":"bad-input-1","sessionId":"%s","timestamp":"2026-11-01T09:09:00Z",'
+                  b'"message":{"role":"assistant","content":[{"type":"tool_use","id":"toolu_bad","name":"Bash",'
+                  b'"input":{"command":"ls /tmp/mar\xffmot"}}]}}\n' % corpus.sessions["claude"].encode())
+    with open_archive(tmp_path) as archive:
+        assert_all_good_lines_found(archive, corpus)
+        calls = [m for m in archive.session_messages(corpus.sessions["claude"]) if m.uuid == "bad-input-1"]
+        assert [m.tool_input for m in calls] == [{"command": "ls /tmp/mar\ufffdmot"}]
+        assert file_skips(archive, corpus.files["claude"]) == {}

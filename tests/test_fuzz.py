@@ -197,20 +197,26 @@ def mutate(draw, agent: str, line: bytes, plan: Plan) -> list[bytes]:
         return [json.dumps(_set(record, path, draw(WRONG_VALUES))).encode()]
     if kind == "deep":
         deep = json.loads(_deep(10))  # a placeholder, swapped for the deep text below
-        out = json.dumps({"deep": deep, **record}, separators=(",", ":")).replace(_deep(10), _deep(draw(st.integers(5000, 8000))), 1)
-        plan.expect(None if ignorable else TOO_DEEP)
-        return [out.encode()]
+        out = json.dumps({"deep": deep, **record}, separators=(",", ":")).replace(
+            _deep(10), _deep(draw(st.integers(5000, 8000))), 1).encode()
+        plan.expect(None if agent.startswith("claude") and is_ignorable(out) else TOO_DEEP)
+        return [out]
     if kind == "bad-utf8":
         bad = draw(st.sampled_from([b"\xff", b"\xc3(", b"\xed\xa0\x80", b"\xf0\x28\x8c\x28", b"\xc0\xaf"]))
         if words:  # inside message text, which every adapter reads
-            plan.expect(None if ignorable else INVALID_UTF8)
-            return [WORD.sub(lambda m: m.group(1)[:-1] + bad + b"z", line)]
-        # in a field of its own: Claude's typed decode skips unknown fields unread
+            out = WORD.sub(lambda m: m.group(1)[:-1] + bad + b"z", line)
+        else:
+            out = b'{"bad":"x' + bad + b'y",' + line[1:]
         if agent.startswith("claude"):
-            plan.loose_utf8 += 0 if ignorable else 1
+            # Claude's typed decode reads text fields as strings, keeps tool inputs and
+            # results raw (read later, bad bytes replaced), and skips the rest unread
+            if _claude_text_has_words(record) and not ignorable:
+                plan.expect(INVALID_UTF8)
+            elif not ignorable:
+                plan.loose_utf8 += 1
         else:
             plan.expect(INVALID_UTF8)
-        return [b'{"bad":"x' + bad + b'y",' + line[1:]]
+        return [out]
     if kind == "truncate":
         text = line.decode()
         cut = draw(st.integers(1, len(text) - 1))

@@ -178,6 +178,11 @@ def raw_to_obj(raw: msgspec.Raw | None) -> Any:
         return None
     try:
         value = decode_any(raw)
+    except UnicodeDecodeError:  # (kept raw, so never checked): keep it, bytes replaced
+        try:
+            value = decode_any(bytes(raw).decode("utf-8", "replace").encode())
+        except DECODE_ERRORS:
+            return None
     except DECODE_ERRORS:
         return None
     return None if too_deep(value) else value
