@@ -163,7 +163,7 @@ def decode_record(line: bytes) -> tuple[Record | None, str | None]:
         return None, decode_error(exc)
     if not isinstance(obj, dict):
         return None, NOT_OBJECT
-    if "type" in obj and not isinstance(obj["type"], str):
+    if not isinstance(obj.get("type"), str | None):
         return None, WRONG_SHAPE  # what the record is cannot be known
     try:
         return msgspec.convert(_sanitize(obj), Record, from_attributes=False), None
