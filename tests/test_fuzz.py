@@ -186,6 +186,8 @@ def mutate(draw, agent: str, line: bytes, plan: Plan) -> list[bytes]:
             return [line]
         if agent.startswith("claude") and not _claude_text_has_words(record):
             return [line]  # the same uuid and tool call id is the same record (a replay)
+        if agent == "codex" and record.get("type") != "response_item":
+            return [line]  # UI events only stand in for missing response items
         fresh = b"wzebra" + str(draw(st.integers(0, 999))).encode() + b"zz"
         plan.extra.add(fresh)
         return [line, WORD.sub(fresh, line)]
