@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .config import Config
 from .sources import MAIN
+from .timeutil import parse_ts
 
 
 @dataclass(slots=True)
@@ -94,8 +95,8 @@ def _assemble(sid: str, rows: list[dict], config: Config) -> dict | None:
         "summary": own_summaries[-1] if own_summaries else None,
         "title": _first(m.get("title") for m in reversed(main_metas)),
         "first_prompt": _first(m.get("first_prompt") for m in main_metas),
-        "first_ts": min(firsts) if firsts else None,
-        "last_ts": max(lasts) if lasts else None,
+        "first_ts": min(firsts, key=parse_ts) if firsts else None,  # by time: offsets differ
+        "last_ts": max(lasts, key=parse_ts) if lasts else None,
         "turn_count": sum(r["n_turns"] for r in mains),
         "message_count": sum(r["n_messages"] for r in ordered),
         "file_ids": json.dumps([r["file_id"] for r in ordered]),

@@ -22,6 +22,7 @@ import msgspec
 from ..config import Config
 from ..jsonl import iter_blocks
 from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..timeutil import clean_ts
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .claude_records import (
     WANTED_TYPES,
@@ -297,7 +298,7 @@ class _FileReader:
             meta["slug"] = record.slug
         if record.version:
             meta["version"] = record.version
-        ts = record.timestamp if timed else None  # a copied caveat says when another session began
+        ts = clean_ts(record.timestamp) if timed else None  # a copied caveat says when another session began
         if ts:
             if not meta.get("first_timestamp") or ts < meta["first_timestamp"]:
                 meta["first_timestamp"] = ts
@@ -310,7 +311,7 @@ class _FileReader:
                 role=role,
                 type=kind,
                 text=text,
-                timestamp=record.timestamp,
+                timestamp=clean_ts(record.timestamp),
                 uuid=record.uuid,
                 parent_uuid=record.parentUuid,
                 is_sidechain=bool(record.isSidechain),
