@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS files(
     state BLOB,
     summaries TEXT,
     uuid_hashes BLOB,
+    record_hashes BLOB,
     replay_of INTEGER
 );
 CREATE INDEX IF NOT EXISTS files_session ON files(session_id);
@@ -82,7 +83,7 @@ CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NU
 FILE_COLUMNS = (
     "file_id", "path", "agent", "kind", "project_key", "order_key", "session_id", "size",
     "mtime_ns", "inode", "offset", "skipped", "error", "n_messages", "n_turns", "meta", "state",
-    "summaries", "uuid_hashes", "replay_of",
+    "summaries", "uuid_hashes", "record_hashes", "replay_of",
 )
 SESSION_COLUMNS = (
     "session_id", "agent", "project_key", "cwd", "git_branch", "slug", "summary", "title",

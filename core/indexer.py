@@ -172,7 +172,7 @@ class Indexer:
     def _exclusion(self, row: dict) -> np.ndarray | None:
         if not row.get("replay_of"):
             return None
-        got = self.catalog.db.execute("SELECT uuid_hashes FROM files WHERE file_id=?", (row["replay_of"],)).fetchone()
+        got = self.catalog.db.execute("SELECT record_hashes FROM files WHERE file_id=?", (row["replay_of"],)).fetchone()
         return np.frombuffer(got[0], dtype=np.int64) if got and got[0] else None
 
     def _run(self, jobs: list[Job], total_bytes: int, known: dict[str, dict], result: _Tally, progress) -> None:
@@ -267,10 +267,12 @@ class Indexer:
         summaries = json.dumps(out.summaries) if out.summaries else None
         if row is None or out.replace:
             hashes = out.hashes.tobytes() if out.hashes.shape[0] else None
+            records = out.record_hashes.tobytes() if out.record_hashes.shape[0] else None
             skipped = out.skipped
         else:
-            old = db.execute("SELECT uuid_hashes, skipped, summaries FROM files WHERE file_id=?", (row["file_id"],)).fetchone()
+            old = db.execute("SELECT uuid_hashes, skipped, summaries, record_hashes FROM files WHERE file_id=?", (row["file_id"],)).fetchone()
             hashes = (old[0] or b"") + out.hashes.tobytes()
+            records = (old[3] or b"") + out.record_hashes.tobytes()
             skipped = (old[1] or 0) + out.skipped
             if old[2]:
                 summaries = json.dumps(json.loads(old[2]) + out.summaries) if out.summaries else old[2]
@@ -280,6 +282,7 @@ class Indexer:
             inode=out.inode, offset=out.offset, skipped=skipped, error=out.error, n_messages=out.n_messages,
             n_turns=out.n_turns, meta=out.meta_json or json.dumps(msgspec.to_builtins(out.meta)),
             state=out.state_blob or _encode_state(out.state), summaries=summaries, uuid_hashes=hashes,
+            record_hashes=records,
         )
         if row is None:
             values = {"file_id": out.file_id, **values}
@@ -319,7 +322,7 @@ class Indexer:
 
     def _relink(self, result: _Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
-        rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
+        rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
         found = find_links(rows)
         if found is None:
             return

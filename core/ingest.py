@@ -55,7 +55,7 @@ class Job:
     file_id: int
     offset: int = 0
     state: dict[str, Any] = field(default_factory=dict)
-    exclude: np.ndarray | None = None  # uuid hashes replayed from another session
+    exclude: np.ndarray | None = None  # record hashes (uuid and content) replayed from another session
     size: int = 0  # the file's size when the job was planned (progress, chunking)
 
 
@@ -72,6 +72,7 @@ class JobOutput:
     state: dict[str, Any]
     summaries: list[tuple[str, str]]
     hashes: np.ndarray
+    record_hashes: np.ndarray  # of uuid and content (ReadResult.record_keys)
     docs: list[TurnDoc]
     postings: Postings
     n_messages: int
@@ -103,7 +104,7 @@ def run_job(job: Job) -> JobOutput:
     meta = result.meta
     if job.exclude is not None and job.exclude.shape[0]:
         excluded = set(job.exclude.tolist())
-        entries = [e for e in entries if not (e.uuid and uuid_hash(e.uuid) in excluded)]
+        entries = [e for e in entries if not (e.record_key and uuid_hash(e.record_key) in excluded)]
         # The session starts where its own records start, not at the replayed ones
         # (remembered across incremental reads, which only see the new records).
         own = [e.timestamp for e in entries if e.timestamp]
@@ -130,6 +131,7 @@ def run_job(job: Job) -> JobOutput:
         state=state,
         summaries=result.summaries,
         hashes=uuid_hashes(result.uuids),
+        record_hashes=uuid_hashes(result.record_keys),
         docs=docs,
         postings=count_terms(docs, default_tokenizer()),
         n_messages=builder.next_seq,
@@ -160,6 +162,7 @@ def _failed(job: Job, stat: os.stat_result | None, error: str | None) -> JobOutp
         state={},
         summaries=[],
         hashes=np.zeros(0, dtype=np.int64),
+        record_hashes=np.zeros(0, dtype=np.int64),
         docs=[],
         postings=Postings.empty(),
         n_messages=0,

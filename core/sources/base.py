@@ -45,7 +45,9 @@ class ReadResult:
     opaque to the indexer and handed back on the next read (msgspec-serializable
     values only). ``summaries`` are (leaf uuid, text) pairs that may describe
     another session (Claude's ``summary`` records); ``uuids`` are the record uuids
-    seen, used to link continued sessions.
+    seen, used to resolve those summaries' leaves, and ``record_keys`` (in the same
+    order) the records' uuid *and* content (``Entry.record_key``), used to find the
+    records a continued session replays: a reused uuid alone is no replay.
     """
 
     entries: list[Entry]
@@ -56,6 +58,7 @@ class ReadResult:
     state: dict[str, Any] = field(default_factory=dict)
     summaries: list[tuple[str, str]] = field(default_factory=list)
     uuids: list[str] = field(default_factory=list)
+    record_keys: list[str] = field(default_factory=list)
     error: str | None = None
 
 

@@ -225,6 +225,8 @@ class _FileReader:
         self.skipped = 0
         self.summaries: list[tuple[str, str]] = []
         self.uuids: list[str] = []
+        self.record_keys: list[str] = []
+        self.key: str | None = None  # of the record being read
         self.recent: list[str] = list(state.get("recent", ()))
         self.seen: set[str] = set(self.recent)
         self.meta: dict[str, Any] = dict(state.get("meta", {}))
@@ -256,6 +258,7 @@ class _FileReader:
         if kind not in ("user", "assistant", "system"):
             return  # progress, snapshots, queue operations, attachments, …
         uuid = record.uuid
+        self.key = None
         if uuid:
             # A replayed record (continue / resume) repeats its uuid *and* content
             # (not always its timestamp); the same uuid on a different message is a
@@ -265,10 +268,12 @@ class _FileReader:
                 return  # counted once
             self.seen.add(key)
             self.recent.append(key)
+            self.key = key
             if not record.isMeta:
                 # (a /clear'd session copies the previous one's meta caveat: sharing
                 # that record does not make it a continuation)
                 self.uuids.append(uuid)
+                self.record_keys.append(key)  # the same rule across files
         self._note_meta(record, timed=not record.isMeta)
         if kind == "system":
             if record.subtype == "compact_boundary":
@@ -316,6 +321,7 @@ class _FileReader:
                 parent_uuid=record.parentUuid,
                 is_sidechain=bool(record.isSidechain),
                 entry_index=entry_index,
+                record_key=self.key,
                 **extra,
             )
         )
@@ -433,4 +439,5 @@ class _FileReader:
             state=state,
             summaries=self.summaries,
             uuids=self.uuids,
+            record_keys=self.record_keys,
         )
