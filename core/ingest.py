@@ -19,7 +19,7 @@ from pathlib import Path
 from .index.postings import Postings, count_terms
 from .index.segment import Segment, build_from_coo, save_segment
 from .model import FileMeta
-from .sources import SourceFile, get_source
+from .sources import MAIN, SourceFile, get_source
 from .timeutil import parse_ts
 from .tokenize import default_tokenizer
 from .turns import DocBuilder, TurnDoc
@@ -112,7 +112,7 @@ def run_job(job: Job) -> JobOutput:
         own_first = own_first or (min(own) if own else None)
         if own_first:
             meta = replace(meta, first_timestamp=own_first)
-    builder = DocBuilder(None if result.replace else job.state.get("builder"))
+    builder = DocBuilder(None if result.replace else job.state.get("builder"), main_file=job.file.kind == MAIN)
     docs = builder.feed(entries)
     state = {"adapter": result.state, "builder": builder.state()}
     if job.exclude is not None and meta.first_timestamp:
