@@ -323,10 +323,7 @@ class Indexer:
     def _relink(self, result: _Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
         rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
-        found = find_links(rows)
-        if found is None:
-            return
-        links, summaries, rereads = found
+        links, summaries, rereads = find_links(rows)
         with self.catalog.write() as db:
             for row, replay_of in rereads:
                 db.execute("UPDATE files SET replay_of=?, size=-1 WHERE file_id=?", (replay_of, row["file_id"]))

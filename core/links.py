@@ -18,20 +18,18 @@ from .ingest import uuid_hash
 Links = tuple[dict[str, str], dict[str, list[str]], list[tuple[dict, int | None]]]
 
 
-def find_links(rows: list[dict]) -> Links | None:
+def find_links(rows: list[dict]) -> Links:
     """(session → session it continues, session → summaries, files to read again).
 
     ``rows`` are the main files' catalog rows (file_id, path, session_id,
-    uuid_hashes, record_hashes, summaries, replay_of). None when no file has
-    record uuids. A file replays another when it repeats that file's records,
-    uuid *and* content (``record_hashes``), as within a file: records that only
-    reuse uuids are a conversation of their own. A summary's leaf is a bare uuid
-    (``uuid_hashes``).
+    uuid_hashes, record_hashes, summaries, replay_of). A file replays another
+    when it repeats that file's records, uuid *and* content (``record_hashes``), as
+    within a file: records that only reuse uuids are a conversation of their own.
+    A summary's leaf is a bare uuid (``uuid_hashes``). This is the only place
+    summaries are resolved, so a fresh build and an update label sessions alike.
     """
     by_id = {row["file_id"]: row for row in rows}
     uuid_owners = _Owners(rows, "uuid_hashes")
-    if uuid_owners.empty:
-        return None
     record_owners = _Owners(rows, "record_hashes")
     owners_of = record_owners.owners_of
 
@@ -77,7 +75,6 @@ class _Owners:
             if h.shape[0]:
                 owners_hash.append(h)
                 owners_file.append(np.full(h.shape[0], row["file_id"], dtype=np.int64))
-        self.empty = not owners_hash
         hashes = np.concatenate(owners_hash) if owners_hash else np.zeros(0, np.int64)
         files = np.concatenate(owners_file) if owners_file else np.zeros(0, np.int64)
         order = np.argsort(hashes, kind="stable")

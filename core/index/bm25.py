@@ -139,7 +139,14 @@ class Snapshot:
         local = np.concatenate([c[1] for c in candidates])
         score = np.concatenate([c[2] for c in candidates])
         k = min(limit, score.shape[0])
-        top = np.argpartition(-score, k - 1)[:k] if k < score.shape[0] else np.arange(score.shape[0])
+        if k < score.shape[0]:
+            # Every document tied with the k-th is kept: which of equal scores made
+            # the cut would otherwise depend on the segments' layout, and the final
+            # order (core.ranking) could not be the same after an incremental update.
+            kth = score[np.argpartition(-score, k - 1)[k - 1]]
+            top = np.flatnonzero(score >= kth)
+        else:
+            top = np.arange(score.shape[0])
         # Ties broken by recency (newer first) then doc id, so results are stable.
         ts_vals = np.array(
             [float(self.segments[seg_idx[j]].ts[local[j]]) for j in top], dtype=np.float64
