@@ -30,6 +30,7 @@ from .refs import format_reference, parse_reference
 from .sources import all_sources
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
+from .fspath import display_text
 from .ranking import hit_order
 from .timeutil import newest_first, parse_ts, parse_user_time
 from .tokenize import default_tokenizer, term_id
@@ -577,8 +578,8 @@ class Archive:
             transcript_bytes=sum(max(0, f["size"]) for f in files),
             index_bytes=index_bytes,
             skipped_lines=sum(f["skipped"] for f in files),
-            files_with_skips=tuple((f["path"], f["skipped"]) for f in files if f["skipped"]),
-            errors=tuple((f["path"], f["error"]) for f in files if f["error"]),
+            files_with_skips=tuple((display_text(f["path"]), f["skipped"]) for f in files if f["skipped"]),
+            errors=tuple((display_text(f["path"]), f["error"]) for f in files if f["error"]),
             agents=agents,
         )
 

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .fspath import path_from_db
+
 SCHEMA_VERSION = 6
 
 SCHEMA = """
@@ -195,7 +197,12 @@ class Catalog:
 
     def files(self, columns: Sequence[str] = FILE_COLUMNS, where: str = "", args: Iterable[Any] = ()) -> list[dict[str, Any]]:
         sql = f"SELECT {', '.join(columns)} FROM files {where}"
-        return [dict(zip(columns, row)) for row in self.db.execute(sql, tuple(args))]
+        rows = [dict(zip(columns, row)) for row in self.db.execute(sql, tuple(args))]
+        if "path" in columns:
+            for row in rows:
+                if isinstance(row["path"], bytes):  # a name that is not UTF-8 (core.fspath)
+                    row["path"] = path_from_db(row["path"])
+        return rows
 
     def sessions(self, where: str = "", args: Iterable[Any] = ()) -> list[dict[str, Any]]:
         sql = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions {where}"

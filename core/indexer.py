@@ -26,6 +26,7 @@ import numpy as np
 from . import sessions as session_rows
 from .catalog import Catalog
 from .config import Config
+from .fspath import path_to_db
 from .index.bm25 import Snapshot
 from .index.segment import load_segment, merge_segments, save_segment
 from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, segment_name
@@ -277,7 +278,7 @@ class Indexer:
             if old[2]:
                 summaries = json.dumps(json.loads(old[2]) + out.summaries) if out.summaries else old[2]
         values = dict(
-            path=str(out.file.path), agent=out.file.agent, kind=out.file.kind, project_key=out.file.project_key,
+            path=path_to_db(str(out.file.path)), agent=out.file.agent, kind=out.file.kind, project_key=out.file.project_key,
             order_key=out.file.order_key, session_id=out.meta.session_id, size=out.size, mtime_ns=out.mtime_ns,
             inode=out.inode, offset=out.offset, skipped=skipped, error=out.error, n_messages=out.n_messages,
             n_turns=out.n_turns, meta=out.meta_json or json.dumps(msgspec.to_builtins(out.meta)),

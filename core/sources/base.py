@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..config import Config
+from ..fspath import display_text, is_text
 from ..model import Entry, FileMeta
 
 # A file's role inside its session.
@@ -33,6 +34,14 @@ class SourceFile:
     session_id: str | None = None  # known from the path (None: read the records)
     parent_session_id: str | None = None  # for subagent files whose dir names it
     order_key: str = ""  # orders several files of one session (oldest first)
+
+    def __post_init__(self) -> None:
+        # Keys and ids taken from names are text downstream (catalog, JSON): a name
+        # that is not UTF-8 gives them in escaped form; ``path`` stays exact.
+        for name in ("project_key", "session_id", "parent_session_id", "order_key"):
+            value = getattr(self, name)
+            if value and not is_text(value):
+                object.__setattr__(self, name, display_text(value))
 
 
 @dataclass(slots=True)
