@@ -227,6 +227,7 @@ class _FileReader:
         self.uuids: list[str] = []
         self.record_keys: list[str] = []
         self.key: str | None = None  # of the record being read
+        self.ts: str | None = None  # its time, when readable (core.timeutil)
         self.recent: list[str] = list(state.get("recent", ()))
         self.seen: set[str] = set(self.recent)
         self.meta: dict[str, Any] = dict(state.get("meta", {}))
@@ -274,6 +275,7 @@ class _FileReader:
                 # that record does not make it a continuation)
                 self.uuids.append(uuid)
                 self.record_keys.append(key)  # the same rule across files
+        self.ts = clean_ts(record.timestamp)  # once per record: its entries share it
         self._note_meta(record, timed=not record.isMeta)
         if kind == "system":
             if record.subtype == "compact_boundary":
@@ -303,7 +305,7 @@ class _FileReader:
             meta["slug"] = record.slug
         if record.version:
             meta["version"] = record.version
-        ts = clean_ts(record.timestamp) if timed else None  # a copied caveat says when another session began
+        ts = self.ts if timed else None  # a copied caveat says when another session began
         if ts:
             if not meta.get("first_timestamp") or ts < meta["first_timestamp"]:
                 meta["first_timestamp"] = ts
@@ -316,7 +318,7 @@ class _FileReader:
                 role=role,
                 type=kind,
                 text=text,
-                timestamp=clean_ts(record.timestamp),
+                timestamp=self.ts,
                 uuid=record.uuid,
                 parent_uuid=record.parentUuid,
                 is_sidechain=bool(record.isSidechain),
