@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import replace
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np

@@ -8,6 +8,7 @@ none of them may vanish.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 from .hostile_support import cli_json, exchange, run_cli, write_jsonl
@@ -53,8 +54,6 @@ def test_dag_fixtures_keep_every_distinct_record(tmp_path):
     project = tmp_path / ".claude" / "projects" / "-p"
     project.mkdir(parents=True)
     samples = TRANSCRIPTS / "claude-code-log" / "test_data"
-    import json
-
     expected = set()
     for name in ("dag_resume.jsonl", "dag_fork.jsonl"):
         shutil.copy(samples / name, project / name)

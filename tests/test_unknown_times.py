@@ -17,7 +17,7 @@ from tui.formatting import clock, relative_time
 
 from .hostile_support import cli_json, exchange, run_cli, write_jsonl
 
-GARBAGE = ["zzz-garbage", "NaN", "[trimmed for fixture]", "", "2026-13-45T99:99:00Z", "  "]
+GARBAGE = ["zzz-garbage", "NaN", "[trimmed for fixture]", "", "2026-13-45T99:99:00Z", "  ", 1767225600]
 GOOD = "2026-01-10T10:00:00.000Z"
 
 
@@ -92,3 +92,25 @@ def test_one_rule_for_unknown_times(value):
 def test_known_times_are_kept_verbatim(value):
     assert clean_ts(value) == value
     assert not math.isnan(parse_ts(value))
+
+
+def test_codex_garbage_times_are_unknown_too(tmp_path):
+    """The same rule for another agent: a Codex rollout stamped with garbage."""
+    import re
+
+    from core.fixtures.codex import CodexRollout, codex_id
+
+    from .support import config_for, open_archive
+
+    good = CodexRollout(config_for(tmp_path).codex_home, codex_id(1))
+    good.turn("rebase the feature branch", "Rebased.")
+    bad = CodexRollout(config_for(tmp_path).codex_home, codex_id(2))
+    bad.turn("rebase the feature branch", "Rebased.")
+    bad.path.write_text(re.sub(r'"timestamp": ?"[^"]*"', '"timestamp": "2026-13-45T99:99:00Z"', bad.path.read_text()))
+    with open_archive(tmp_path) as archive:
+        listed = archive.list_sessions()
+        assert [s.session_id for s in listed] == [codex_id(1), codex_id(2)]
+        assert listed[1].first_timestamp is None and listed[1].last_timestamp is None
+        hits = archive.search("rebase feature branch")
+        assert [h.session_id for h in hits] == [codex_id(1), codex_id(2)] and hits[1].timestamp is None
+        assert [s.session_id for s in archive.list_sessions(date_to="2100-01-01")] == [codex_id(1)]
