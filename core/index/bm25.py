@@ -25,6 +25,7 @@ from .segment import TOOL_FIELD, Segment
 K1 = 1.2
 B = 0.75
 TOOLS_WEIGHT = 0.6
+MAX_TIED = 10  # candidates kept at most per wanted one when scores tie at the cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +144,10 @@ class Snapshot:
             # Every document tied with the k-th is kept: which of equal scores made
             # the cut would otherwise depend on the segments' layout, and the final
             # order (core.ranking) could not be the same after an incremental update.
-            kth = score[np.argpartition(-score, k - 1)[k - 1]]
-            top = np.flatnonzero(score >= kth)
+            # (Bounded: thousands of identical documents keep an arbitrary k.)
+            best = np.argpartition(-score, k - 1)[:k]
+            tied = np.flatnonzero(score >= score[best].min())
+            top = tied if tied.shape[0] <= MAX_TIED * k else best
         else:
             top = np.arange(score.shape[0])
         # Ties broken by recency (newer first) then doc id, so results are stable.
