@@ -114,3 +114,11 @@ def test_codex_garbage_times_are_unknown_too(tmp_path):
         hits = archive.search("rebase feature branch")
         assert [h.session_id for h in hits] == [codex_id(1), codex_id(2)] and hits[1].timestamp is None
         assert [s.session_id for s in archive.list_sessions(date_to="2100-01-01")] == [codex_id(1)]
+
+
+def test_a_chain_numbers_a_session_of_unknown_time_last(tmp_path):
+    project = tmp_path / ".claude" / "projects" / "-home-t-proj"
+    write_jsonl(project / f"{_sid(1)}.jsonl", exchange(_sid(1), "draft the migration", "drafted", "zzz-garbage", slug="brave-lime-otter"))
+    write_jsonl(project / f"{_sid(2)}.jsonl", exchange(_sid(2), "run the migration", "ran", GOOD, ids=("u2", "a2"), slug="brave-lime-otter"))
+    chain = cli_json(tmp_path, "list", "--slug", "brave-lime-otter")["sessions"]
+    assert [(s["session_id"], s["session_number"]) for s in chain] == [(_sid(2), 1), (_sid(1), 2)]
