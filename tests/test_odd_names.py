@@ -80,3 +80,29 @@ async def test_mcp_and_http_answer_with_escaped_names(tmp_path):
             body = response.json()
             files = [f for s in body["sessions"] for f in s["files"]]
             assert any(f.endswith(f"{shown_dir}/{ODD}.jsonl") for f in files)
+
+
+def test_team_sync_pushes_odd_names_escaped(tmp_path):
+    """``relay-search sync``: the store's text columns get the escaped name."""
+    from .test_team_support import new_database, open_local, open_team, push
+
+    _, shown_dir = _corpus(tmp_path)
+    untimed = "88888888-8888-4888-8888-888888888888"  # and an unknown time (NaN in the store)
+    _write(os.fsencode(tmp_path / ".claude" / "projects") + b"/-home-me-plain/" + untimed.encode() + b".jsonl",
+           exchange(untimed, "pull a ristretto shot", "grind finer", "zzz-garbage", ids=("u8", "a8")))  # fmt: skip
+    url = new_database()
+    with open_local(tmp_path, "alice") as local:
+        first = push(local, url, "alice")
+        assert not first.failed and first.sessions == 4
+        _write(os.fsencode(tmp_path / ".claude" / "projects") + b"/-home-me-caf\xe9/" + ODD.encode() + b".jsonl",
+               [record("user", "u9", "a1", ODD, "and a lungo", TS)], mode="ab")  # fmt: skip
+        local.sync()
+        again = push(local, url, "alice")
+        assert not again.failed and again.messages == 1
+    with open_team(url) as team:
+        hits = team.search("lungo")
+        assert [h.session_id for h in hits] == [ODD]
+        assert [h.session_id for h in team.search("ristretto")] == [ODD, untimed]  # a tie: unknown time last
+        assert [h.session_id for h in team.search("ristretto", date_to="2100-01-01")] == [ODD]
+        [info] = [s for s in team.list_sessions() if s.session_id == ODD]
+        assert info.files[0].endswith(f"{shown_dir}/{ODD}.jsonl")
