@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +31,9 @@ from .refs import format_reference, parse_reference
 from .sources import all_sources
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
-from .timeutil import parse_ts, parse_user_time
+from .fspath import display_text
+from .ranking import hit_order
+from .timeutil import newest_first, parse_ts, parse_user_time
 from .tokenize import default_tokenizer, term_id
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, Progress, Resolved, UpdateResult
@@ -277,8 +280,7 @@ class Archive:
 
     def _hits(self, lib: Library, raw, terms: list[str], limit: int) -> list[SearchHit]:
         docs = self.catalog.docs([h.doc_id for h in raw])
-        hits: list[SearchHit] = []
-        seen: set[tuple[str, int | None]] = set()
+        best: dict[tuple[str, int | None], tuple[SearchHit, str]] = {}  # one hit per turn: its best passage
         for h in raw:
             doc = docs.get(h.doc_id)
             entry = lib.files.get(h.file_id)
@@ -291,31 +293,27 @@ class Archive:
                 turn = entry.turn_base + doc["turn"]
             else:
                 turn = self._parent_turn(lib, entry.session_id, doc["ts"])
-            key = (info.session_id, turn)
-            if key in seen:
-                continue
-            seen.add(key)
-            hits.append(
-                SearchHit(
-                    session_id=info.session_id,
-                    slug=info.slug,
-                    session_number=info.session_number,
-                    project=info.project,
-                    agent=info.agent,
-                    turn_number=turn,
-                    sequence=entry.seq_base + doc["first_seq"],
-                    score=h.score,
-                    snippet=snippets.snippet(doc["body"] or "", terms),
-                    timestamp=doc["ts"],
-                    ref=format_reference(slug=info.slug, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
-                    user=info.user,
-                    is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
-                    match_terms=tuple(terms),
-                )
+            hit = SearchHit(
+                session_id=info.session_id,
+                slug=info.slug,
+                session_number=info.session_number,
+                project=info.project,
+                agent=info.agent,
+                turn_number=turn,
+                sequence=entry.seq_base + doc["first_seq"],
+                score=h.score,
+                snippet="",  # made below for the hits kept only
+                timestamp=doc["ts"],
+                ref=format_reference(slug=info.slug, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
+                user=info.user,
+                is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
+                match_terms=tuple(terms),
             )
-            if len(hits) >= limit:
-                break
-        return hits
+            key = (info.session_id, turn)
+            if key not in best or hit_order(hit) < hit_order(best[key][0]):
+                best[key] = (hit, doc["body"] or "")
+        kept = sorted(best.values(), key=lambda pair: hit_order(pair[0]))[:limit]
+        return [replace(hit, snippet=snippets.snippet(body, terms)) for hit, body in kept]
 
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         """The main-stream turn during which a subagent's work happened."""
@@ -376,7 +374,7 @@ class Archive:
         if slug:
             sessions.sort(key=lambda s: s.session_number or 0)
         else:
-            sessions.sort(key=lambda s: (s.last_timestamp or "", s.session_id), reverse=True)
+            sessions.sort(key=lambda s: (newest_first(s.last_timestamp), s.session_id), reverse=True)
         return sessions[offset : offset + limit]
 
     def list_projects(self, *, user: str | None = None, date_from: str | None = None, date_to: str | None = None) -> list[str]:
@@ -530,8 +528,8 @@ class Archive:
                     continue
                 if message.type == "thinking" and not include_thinking:
                     continue
-                if threshold is not None and parse_ts(message.timestamp) <= threshold:
-                    continue
+                if threshold is not None and not parse_ts(message.timestamp) > threshold:
+                    continue  # not known to be after ``since`` (an unknown time never is)
                 yield message
 
         return stream()
@@ -581,8 +579,8 @@ class Archive:
             transcript_bytes=sum(max(0, f["size"]) for f in files),
             index_bytes=index_bytes,
             skipped_lines=sum(f["skipped"] for f in files),
-            files_with_skips=tuple((f["path"], f["skipped"]) for f in files if f["skipped"]),
-            errors=tuple((f["path"], f["error"]) for f in files if f["error"]),
+            files_with_skips=tuple((display_text(f["path"]), f["skipped"]) for f in files if f["skipped"]),
+            errors=tuple((display_text(f["path"]), f["error"]) for f in files if f["error"]),
             agents=agents,
             skip_reasons={f["path"]: json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
         )

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .fspath import path_from_db
+
 SCHEMA_VERSION = 6
 
 SCHEMA = """
@@ -39,6 +41,7 @@ CREATE TABLE IF NOT EXISTS files(
     state BLOB,
     summaries TEXT,
     uuid_hashes BLOB,
+    record_hashes BLOB,
     replay_of INTEGER
 );
 CREATE INDEX IF NOT EXISTS files_session ON files(session_id);
@@ -83,7 +86,7 @@ CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NU
 FILE_COLUMNS = (
     "file_id", "path", "agent", "kind", "project_key", "order_key", "session_id", "size",
     "mtime_ns", "inode", "offset", "skipped", "skip_reasons", "error", "n_messages", "n_turns", "meta", "state",
-    "summaries", "uuid_hashes", "replay_of",
+    "summaries", "uuid_hashes", "record_hashes", "replay_of",
 )
 SESSION_COLUMNS = (
     "session_id", "agent", "project_key", "cwd", "git_branch", "slug", "summary", "title",
@@ -195,7 +198,12 @@ class Catalog:
 
     def files(self, columns: Sequence[str] = FILE_COLUMNS, where: str = "", args: Iterable[Any] = ()) -> list[dict[str, Any]]:
         sql = f"SELECT {', '.join(columns)} FROM files {where}"
-        return [dict(zip(columns, row)) for row in self.db.execute(sql, tuple(args))]
+        rows = [dict(zip(columns, row)) for row in self.db.execute(sql, tuple(args))]
+        if "path" in columns:
+            for row in rows:
+                if isinstance(row["path"], bytes):  # a name that is not UTF-8 (core.fspath)
+                    row["path"] = path_from_db(row["path"])
+        return rows
 
     def sessions(self, where: str = "", args: Iterable[Any] = ()) -> list[dict[str, Any]]:
         sql = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions {where}"

@@ -56,7 +56,7 @@ def group_chains(
         key = _effective_key(session.session_id, continues, slugs)
         chains.setdefault(key, []).append(session)
     for members in chains.values():
-        members.sort(key=lambda s: (s.first_timestamp or "", s.session_id))
+        members.sort(key=lambda s: (s.first_timestamp is None, s.first_timestamp or "", s.session_id))  # unknown time last
     return chains
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .config import Config
 from .errors import BadInput, RelayError
+from .timeutil import clean_ts
 from .views import Progress, turn_to_dict
 
 
@@ -152,7 +153,7 @@ def cmd_search(args) -> int:
             print(f"No matches for {args.query!r}.", file=sys.stderr)
             return 1
         for h in hits:
-            when = (h.timestamp or "")[:16].replace("T", " ")
+            when = _when(h.timestamp)
             print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}")
             print(f"    {h.snippet}")
         return 0
@@ -172,7 +173,7 @@ def cmd_list(args) -> int:
             return 1
         for s in sessions:
             live = " ●live" if s.is_live else ""
-            when = (s.last_timestamp or "")[:16].replace("T", " ")
+            when = _when(s.last_timestamp)
             print(f"{s.ref:<40} {s.agent:<7} {s.project[:24]:<24} {s.turn_count:>4} turns  {when}{live}")
             print(f"    {s.summary[:100]}")
         return 0
@@ -206,8 +207,15 @@ def cmd_show(args) -> int:
         return 0
 
 
+def _when(timestamp: str | None, *, full: bool = False) -> str:
+    """A time as the CLI prints it; "—" when unknown (core.timeutil's one rule)."""
+    if clean_ts(timestamp) is None:
+        return "—"
+    return timestamp if full else timestamp[:16].replace("T", " ")
+
+
 def _turn_text(turn) -> str:
-    lines = [f"\n── turn {turn.number} · {turn.timestamp or ''}", f"USER: {turn.user_text}"]
+    lines = [f"\n── turn {turn.number} · {_when(turn.timestamp, full=True)}", f"USER: {turn.user_text}"]
     if turn.tools_used:
         lines.append("TOOLS: " + "; ".join(" ".join(str(v) for v in t.values() if v not in (None, "")) for t in turn.tools_used))
     lines.append(f"ASSISTANT: {turn.assistant_text}")

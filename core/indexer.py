@@ -26,6 +26,7 @@ import numpy as np
 from . import sessions as session_rows
 from .catalog import Catalog
 from .config import Config
+from .fspath import path_to_db
 from .index.bm25 import Snapshot
 from .index.segment import load_segment, merge_segments, save_segment
 from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, segment_name
@@ -172,7 +173,7 @@ class Indexer:
     def _exclusion(self, row: dict) -> np.ndarray | None:
         if not row.get("replay_of"):
             return None
-        got = self.catalog.db.execute("SELECT uuid_hashes FROM files WHERE file_id=?", (row["replay_of"],)).fetchone()
+        got = self.catalog.db.execute("SELECT record_hashes FROM files WHERE file_id=?", (row["replay_of"],)).fetchone()
         return np.frombuffer(got[0], dtype=np.int64) if got and got[0] else None
 
     def _run(self, jobs: list[Job], total_bytes: int, known: dict[str, dict], result: _Tally, progress) -> None:
@@ -268,21 +269,27 @@ class Indexer:
         reasons = out.reasons
         if row is None or out.replace:
             hashes = out.hashes.tobytes() if out.hashes.shape[0] else None
+            records = out.record_hashes.tobytes() if out.record_hashes.shape[0] else None
             skipped = out.skipped
         else:
-            old = db.execute("SELECT uuid_hashes, skipped, summaries, skip_reasons FROM files WHERE file_id=?", (row["file_id"],)).fetchone()
+            old = db.execute(
+                "SELECT uuid_hashes, skipped, summaries, record_hashes, skip_reasons FROM files WHERE file_id=?",
+                (row["file_id"],),
+            ).fetchone()
             hashes = (old[0] or b"") + out.hashes.tobytes()
+            records = (old[3] or b"") + out.record_hashes.tobytes()
             skipped = (old[1] or 0) + out.skipped
-            reasons = _add_counts(json.loads(old[3]) if old[3] else {}, out.reasons)
+            reasons = _add_counts(json.loads(old[4]) if old[4] else {}, out.reasons)
             if old[2]:
                 summaries = json.dumps(json.loads(old[2]) + out.summaries) if out.summaries else old[2]
         values = dict(
-            path=str(out.file.path), agent=out.file.agent, kind=out.file.kind, project_key=out.file.project_key,
+            path=path_to_db(str(out.file.path)), agent=out.file.agent, kind=out.file.kind, project_key=out.file.project_key,
             order_key=out.file.order_key, session_id=out.meta.session_id, size=out.size, mtime_ns=out.mtime_ns,
             inode=out.inode, offset=out.offset, skipped=skipped,
             skip_reasons=json.dumps(reasons, sort_keys=True) if reasons else None, error=out.error, n_messages=out.n_messages,
             n_turns=out.n_turns, meta=out.meta_json or json.dumps(msgspec.to_builtins(out.meta)),
             state=out.state_blob or _encode_state(out.state), summaries=summaries, uuid_hashes=hashes,
+            record_hashes=records,
         )
         if row is None:
             values = {"file_id": out.file_id, **values}
@@ -322,11 +329,8 @@ class Indexer:
 
     def _relink(self, result: _Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
-        rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
-        found = find_links(rows)
-        if found is None:
-            return
-        links, summaries, rereads = found
+        rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
+        links, summaries, rereads = find_links(rows)
         with self.catalog.write() as db:
             for row, replay_of in rereads:
                 db.execute("UPDATE files SET replay_of=?, size=-1 WHERE file_id=?", (replay_of, row["file_id"]))

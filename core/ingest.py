@@ -19,7 +19,7 @@ from pathlib import Path
 from .index.postings import Postings, count_terms
 from .index.segment import Segment, build_from_coo, save_segment
 from .model import FileMeta
-from .sources import SourceFile, get_source
+from .sources import MAIN, SourceFile, get_source
 from .timeutil import parse_ts
 from .tokenize import default_tokenizer
 from .turns import DocBuilder, TurnDoc
@@ -55,7 +55,7 @@ class Job:
     file_id: int
     offset: int = 0
     state: dict[str, Any] = field(default_factory=dict)
-    exclude: np.ndarray | None = None  # uuid hashes replayed from another session
+    exclude: np.ndarray | None = None  # record hashes (uuid and content) replayed from another session
     size: int = 0  # the file's size when the job was planned (progress, chunking)
 
 
@@ -72,6 +72,7 @@ class JobOutput:
     state: dict[str, Any]
     summaries: list[tuple[str, str]]
     hashes: np.ndarray
+    record_hashes: np.ndarray  # of uuid and content (ReadResult.record_keys)
     docs: list[TurnDoc]
     postings: Postings
     n_messages: int
@@ -121,7 +122,7 @@ def _run_job(job: Job) -> JobOutput:
     meta = result.meta
     if job.exclude is not None and job.exclude.shape[0]:
         excluded = set(job.exclude.tolist())
-        entries = [e for e in entries if not (e.uuid and uuid_hash(e.uuid) in excluded)]
+        entries = [e for e in entries if not (e.record_key and uuid_hash(e.record_key) in excluded)]
         # The session starts where its own records start, not at the replayed ones
         # (remembered across incremental reads, which only see the new records).
         own = [e.timestamp for e in entries if e.timestamp]
@@ -129,7 +130,7 @@ def _run_job(job: Job) -> JobOutput:
         own_first = own_first or (min(own) if own else None)
         if own_first:
             meta = replace(meta, first_timestamp=own_first)
-    builder = DocBuilder(None if result.replace else job.state.get("builder"))
+    builder = DocBuilder(None if result.replace else job.state.get("builder"), main_file=job.file.kind == MAIN)
     docs = builder.feed(entries)
     state = {"adapter": result.state, "builder": builder.state()}
     if job.exclude is not None and meta.first_timestamp:
@@ -148,6 +149,7 @@ def _run_job(job: Job) -> JobOutput:
         state=state,
         summaries=result.summaries,
         hashes=uuid_hashes(result.uuids),
+        record_hashes=uuid_hashes(result.record_keys),
         docs=docs,
         postings=count_terms(docs, default_tokenizer()),
         n_messages=builder.next_seq,
@@ -179,6 +181,7 @@ def _failed(job: Job, stat: os.stat_result | None, error: str | None) -> JobOutp
         state={},
         summaries=[],
         hashes=np.zeros(0, dtype=np.int64),
+        record_hashes=np.zeros(0, dtype=np.int64),
         docs=[],
         postings=Postings.empty(),
         n_messages=0,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .catalog import Catalog
 from .chains import group_chains
+from .fspath import display_text
 from .model import SessionInfo
 from .refs import MIN_PREFIX, format_reference
 
@@ -83,7 +84,7 @@ class Library:
                 last_timestamp=r["last_ts"],
                 turn_count=r["turn_count"],
                 message_count=r["message_count"],
-                files=tuple(e.path for e in entries),
+                files=tuple(display_text(e.path) for e in entries),  # FileEntry keeps the exact path
                 user=r["user"],
                 tags=tags.get(sid, ()),
                 is_live=(now - r["mtime_ns"] / 1e9) < LIVE_SECONDS,

@@ -1,8 +1,8 @@
 """Which sessions continue which, found in the record uuids files share.
 
 A session without a slug joins the chain of the session it provably continues: its
-file starts with records replayed from that session (the same uuids), or a
-``summary`` record's ``leafUuid`` points into it. The indexer applies what this
+file starts with records replayed from that session (the same uuids with the same
+content), or a ``summary`` record's ``leafUuid`` points into it. The indexer applies what this
 finds: links and resolved summaries go into the session rows, and a file that
 replays another is read again without the replayed records.
 """
@@ -18,39 +18,27 @@ from .ingest import uuid_hash
 Links = tuple[dict[str, str], dict[str, list[str]], list[tuple[dict, int | None]]]
 
 
-def find_links(rows: list[dict]) -> Links | None:
+def find_links(rows: list[dict]) -> Links:
     """(session → session it continues, session → summaries, files to read again).
 
     ``rows`` are the main files' catalog rows (file_id, path, session_id,
-    uuid_hashes, summaries, replay_of). None when no file has record uuids.
+    uuid_hashes, record_hashes, summaries, replay_of). A file replays another
+    when it repeats that file's records, uuid *and* content (``record_hashes``), as
+    within a file: records that only reuse uuids are a conversation of their own.
+    A summary's leaf is a bare uuid (``uuid_hashes``). This is the only place
+    summaries are resolved, so a fresh build and an update label sessions alike.
     """
-    owners_hash: list[np.ndarray] = []
-    owners_file: list[np.ndarray] = []
-    by_id = {}
-    for row in rows:
-        by_id[row["file_id"]] = row
-        if row["uuid_hashes"]:
-            h = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
-            owners_hash.append(h)
-            owners_file.append(np.full(h.shape[0], row["file_id"], dtype=np.int64))
-    if not owners_hash:
-        return None
-    hashes = np.concatenate(owners_hash)
-    files = np.concatenate(owners_file)
-    order = np.argsort(hashes, kind="stable")
-    hashes, files = hashes[order], files[order]
-
-    def owners_of(h: int) -> list[int]:
-        lo = int(np.searchsorted(hashes, h, "left"))
-        hi = int(np.searchsorted(hashes, h, "right"))
-        return files[lo:hi].tolist()
+    by_id = {row["file_id"]: row for row in rows}
+    uuid_owners = _Owners(rows, "uuid_hashes")
+    record_owners = _Owners(rows, "record_hashes")
+    owners_of = record_owners.owners_of
 
     links: dict[str, str] = {}
     summaries: dict[str, list[str]] = {}
     rereads: list[tuple[dict, int | None]] = []
     for row in rows:
         sid = row["session_id"]
-        own = np.frombuffer(row["uuid_hashes"], dtype=np.int64) if row["uuid_hashes"] else np.zeros(0, np.int64)
+        own = _hashes(row, "record_hashes")
         replay_of = None
         for h in own[:3].tolist():
             others = [f for f in owners_of(h) if f != row["file_id"]]
@@ -66,7 +54,7 @@ def find_links(rows: list[dict]) -> Links | None:
             # A summary describes the conversation holding its leaf; 1.0.x writes
             # summaries of earlier (often deleted) sessions into the current file,
             # so one whose leaf is in no file we know describes none of ours.
-            targets = owners_of(uuid_hash(leaf)) if leaf else []
+            targets = uuid_owners.owners_of(uuid_hash(leaf)) if leaf else []
             if leaf and not targets:
                 continue
             target_sid = by_id[targets[0]]["session_id"] if targets else sid
@@ -76,6 +64,33 @@ def find_links(rows: list[dict]) -> Links | None:
     return links, summaries, rereads
 
 
+class _Owners:
+    """Which files hold a hash, for one hash column of the files' rows."""
+
+    def __init__(self, rows: list[dict], column: str) -> None:
+        owners_hash: list[np.ndarray] = []
+        owners_file: list[np.ndarray] = []
+        for row in rows:
+            h = _hashes(row, column)
+            if h.shape[0]:
+                owners_hash.append(h)
+                owners_file.append(np.full(h.shape[0], row["file_id"], dtype=np.int64))
+        hashes = np.concatenate(owners_hash) if owners_hash else np.zeros(0, np.int64)
+        files = np.concatenate(owners_file) if owners_file else np.zeros(0, np.int64)
+        order = np.argsort(hashes, kind="stable")
+        self.hashes, self.files = hashes[order], files[order]
+
+    def owners_of(self, h: int) -> list[int]:
+        lo = int(np.searchsorted(self.hashes, h, "left"))
+        hi = int(np.searchsorted(self.hashes, h, "right"))
+        return self.files[lo:hi].tolist()
+
+
+def _hashes(row: dict, column: str) -> np.ndarray:
+    blob = row.get(column)
+    return np.frombuffer(blob, dtype=np.int64) if blob else np.zeros(0, np.int64)
+
+
 def _replays(row: dict, other: dict, owners_of) -> bool:
     """Does ``row``'s file start with records copied from ``other``'s file?
 
@@ -83,8 +98,8 @@ def _replays(row: dict, other: dict, owners_of) -> bool:
     other's records and more (a continued session replays its predecessor and goes
     on). A file that is a strict subset of another is the original.
     """
-    mine = np.frombuffer(row["uuid_hashes"], dtype=np.int64)
-    theirs = np.frombuffer(other["uuid_hashes"], dtype=np.int64) if other["uuid_hashes"] else np.zeros(0, np.int64)
+    mine = _hashes(row, "record_hashes")
+    theirs = _hashes(other, "record_hashes")
     if theirs.shape[0] == 0:
         return False
     if row["file_id"] not in owners_of(int(theirs[0])):

@@ -42,6 +42,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     tool_name: str | None = None
     tool_input: dict[str, Any] | None = None
     branch: str | None = None
+    record_key: str | None = None  # its record's uuid and content: what a replay repeats
 
 
 class Message(msgspec.Struct, frozen=True, gc=False):

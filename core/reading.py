@@ -53,12 +53,13 @@ class MessageReader:
             return
         entries = result.entries
         if entry.replay_of:
-            got = self.catalog.db.execute("SELECT uuid_hashes FROM files WHERE file_id=?", (entry.replay_of,)).fetchone()
+            got = self.catalog.db.execute("SELECT record_hashes FROM files WHERE file_id=?", (entry.replay_of,)).fetchone()
             if got and got[0]:
                 excluded = set(np.frombuffer(got[0], dtype=np.int64).tolist())
-                entries = [e for e in entries if not (e.uuid and uuid_hash(e.uuid) in excluded)]
+                entries = [e for e in entries if not (e.record_key and uuid_hash(e.record_key) in excluded)]
         main = entry.primary
-        for seq, turn, e in number_entries(entries, start_seq=entry.seq_base, start_turn=entry.turn_base - 1 if main else -1):
+        numbered = number_entries(entries, start_seq=entry.seq_base, start_turn=entry.turn_base - 1 if main else -1, main_file=entry.kind == MAIN)
+        for seq, turn, e in numbered:
             yield Message(
                 session_id=entry.session_id,
                 agent=entry.agent,

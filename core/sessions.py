@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .config import Config
 from .sources import MAIN
+from .timeutil import parse_ts
 
 
 @dataclass(slots=True)
@@ -46,9 +47,10 @@ def rebuild(db, session_ids: Iterable[str], config: Config) -> Changes:
                     changes.removed.add(sid)
                 continue
             if existed:
-                # Resolved across files by apply_links; an append does not change them.
+                # Resolved across files by apply_links (and only there: a fresh build
+                # and an append must label a session alike); an append keeps them.
                 row["continues"] = existed[0]
-                row["summary"] = existed[1] or row["summary"]
+                row["summary"] = existed[1]
             upserts.append(row)
             changes.changed.add(sid)
             if not existed:
@@ -83,7 +85,6 @@ def _assemble(sid: str, rows: list[dict], config: Config) -> dict | None:
         for a in m.get("aliases") or ():
             if a not in aliases and a != sid:
                 aliases.append(a)
-    own_summaries = [text for r in mains for _, text in json.loads(r["summaries"] or "[]")]
     return {
         "session_id": sid,
         "agent": mains[0]["agent"],
@@ -91,11 +92,11 @@ def _assemble(sid: str, rows: list[dict], config: Config) -> dict | None:
         "cwd": _first(m.get("cwd") for m in main_metas) or _first(m.get("cwd") for m in metas),
         "git_branch": _first(m.get("git_branch") for m in reversed(main_metas)),
         "slug": _first(m.get("slug") for m in reversed(main_metas)),
-        "summary": own_summaries[-1] if own_summaries else None,
+        "summary": None,  # set by apply_links: a summary may describe another session
         "title": _first(m.get("title") for m in reversed(main_metas)),
         "first_prompt": _first(m.get("first_prompt") for m in main_metas),
-        "first_ts": min(firsts) if firsts else None,
-        "last_ts": max(lasts) if lasts else None,
+        "first_ts": min(firsts, key=parse_ts) if firsts else None,  # by time: offsets differ
+        "last_ts": max(lasts, key=parse_ts) if lasts else None,
         "turn_count": sum(r["n_turns"] for r in mains),
         "message_count": sum(r["n_messages"] for r in ordered),
         "file_ids": json.dumps([r["file_id"] for r in ordered]),

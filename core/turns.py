@@ -2,7 +2,11 @@
 
 A turn starts at an entry the adapter marked ``starts_turn`` (a prompt a person
 typed) and collects what follows until the next one. Entries before the first
-prompt belong to no turn. The same numbering serves both uses:
+prompt belong to no turn. In a session's main file a subagent's prompt
+(``is_sidechain``, as Claude Code 1.0.x wrote them inline) starts no turn: the
+subagent works within the turn that started it. The same numbering
+(:func:`number_entries`) serves both uses, so a session's turn count and the turns
+it reads back never differ:
 
 * :class:`DocBuilder` keeps, per turn, the text the index ranks: prompt and answer
   text plus tool names (``main``) and a bounded slice of tool inputs and outputs
@@ -92,12 +96,16 @@ def _bounded_output(text: str) -> str:
 
 
 def number_entries(
-    entries: Iterable[Entry], *, start_seq: int = 0, start_turn: int = -1
+    entries: Iterable[Entry], *, start_seq: int = 0, start_turn: int = -1, main_file: bool = False
 ) -> Iterator[tuple[int, int | None, Entry]]:
-    """``(sequence, turn, entry)`` with turns counted from ``start_turn + 1``."""
+    """``(sequence, turn, entry)`` with turns counted from ``start_turn + 1``.
+
+    ``main_file``: the entries are a session's own file, where sidechain prompts
+    start no turn (a subagent's own file numbers its prompts).
+    """
     turn = start_turn
     for offset, entry in enumerate(entries):
-        if entry.starts_turn:
+        if entry.starts_turn and not (main_file and entry.is_sidechain):
             turn += 1
         yield start_seq + offset, (turn if turn >= 0 else None), entry
 
@@ -105,8 +113,9 @@ def number_entries(
 class DocBuilder:
     """Accumulates per-turn index text; resumable from :meth:`state`."""
 
-    def __init__(self, state: dict[str, Any] | None = None) -> None:
+    def __init__(self, state: dict[str, Any] | None = None, *, main_file: bool = False) -> None:
         state = state or {}
+        self.main_file = main_file
         self.next_seq: int = state.get("next_seq", 0)
         self.turn: int = state.get("turn", -1)
         self.open: dict[str, Any] | None = state.get("open")
@@ -120,7 +129,7 @@ class DocBuilder:
         if self.open is not None:
             self.open["touched"] = False
         for seq, turn, entry in number_entries(
-            entries, start_seq=self.next_seq, start_turn=self.turn
+            entries, start_seq=self.next_seq, start_turn=self.turn, main_file=self.main_file
         ):
             self.next_seq = seq + 1
             if turn is None:
@@ -128,12 +137,12 @@ class DocBuilder:
             if turn != self.turn or self.open is None:
                 self._close(closed)
                 self.turn = turn
-                self.open = self._new_part(turn, 0, seq, entry, [])
+                self.open = self._new_part(turn, 0, seq, entry, [], self.main_file)
             elif _full(self.open):
                 self._close(closed)
                 acc = closed[-1] if closed else None
                 prompt = list(acc["user"]) if acc else []
-                self.open = self._new_part(turn, (acc or {"part": -1})["part"] + 1, seq, entry, prompt)
+                self.open = self._new_part(turn, (acc or {"part": -1})["part"] + 1, seq, entry, prompt, self.main_file)
             self._add(self.open, seq, entry)
         docs = [self._doc(acc) for acc in closed if not acc.get("skip")]
         if self.open is not None and self.open.get("touched"):
@@ -147,7 +156,7 @@ class DocBuilder:
             closed.append({**self.open, "skip": True})  # unchanged since the last read
 
     @staticmethod
-    def _new_part(turn: int, part: int, seq: int, entry: Entry, prompt: list[str]) -> dict[str, Any]:
+    def _new_part(turn: int, part: int, seq: int, entry: Entry, prompt: list[str], main_file: bool) -> dict[str, Any]:
         return {
             "turn": turn,
             "part": part,
@@ -160,7 +169,7 @@ class DocBuilder:
             "names": [],
             "tools": [],
             "tools_len": 0,
-            "side": entry.is_sidechain,
+            "side": entry.is_sidechain and not main_file,  # a main file's turns are the session's own
             "touched": True,
         }
 

@@ -12,6 +12,7 @@ from core.index.bm25 import Snapshot
 from core.index.segment import build_from_coo, merge_segments
 from core.tokenize import Tokenizer
 
+from .hostile_support import exchange, write_jsonl
 from .support import open_archive, project_dir, transcript
 
 QUERIES = [
@@ -125,9 +126,19 @@ def _ranking(archive):
     return {q: [(h.session_id, h.turn_number, round(h.score, 5)) for h in archive.search(q, limit=10)] for q in QUERIES}
 
 
-def test_incremental_updates_rank_like_a_rebuild(demo_home, tmp_path):
+def _rows(archive):
+    """Every field of every session row (list_sessions), in list order."""
+    return [s.to_dict() | {"skipped_lines": s.skipped_lines} for s in archive.list_sessions(limit=500)]
+
+
+def test_incremental_updates_rank_and_list_like_a_rebuild(demo_home, tmp_path):
     home, corpus = demo_home
     projects = home / ".claude" / "projects"
+    # plus a session whose own summary describes a session of no file we have
+    dangling = {"type": "summary", "summary": "Summary of a deleted session", "leafUuid": "99999999-9999-4999-8999-999999999999"}
+    sid = "44444444-4444-4444-8444-444444444444"
+    turns = exchange(sid, "tidy the flaky retry test", "done", "2026-01-05T10:00:00Z", slug="quiet-amber-fox")
+    write_jsonl(projects / "-home-t-proj" / f"{sid}.jsonl", [dangling, *turns, *exchange(sid, "and the snippet", "ok", "2026-01-05T10:01:00Z", ids=("u2", "a2"))])
     # Start from half the corpus, then grow it file by file and line by line.
     staged = tmp_path / "staged"
     shutil.copytree(projects, staged)
@@ -145,13 +156,18 @@ def test_incremental_updates_rank_like_a_rebuild(demo_home, tmp_path):
                     handle.write(b"".join(chunk))
                 archive.sync([dest])
         incremental = _ranking(archive)
+        rows = _rows(archive)
         assert len(archive.catalog.segment_names()) > 9  # one small segment per update …
         archive.compact()
         assert len(archive.catalog.segment_names()) == 1  # … merged, dead documents purged
         assert _ranking(archive) == incremental
+        assert _rows(archive) == rows
     fresh_cache = tmp_path / "fresh-cache"
     from core.api import Archive
+    from core.demo import DEFAULT_NOW
+
     from .support import config_for
 
-    with Archive.open(config_for(home, cache_dir=fresh_cache)) as rebuilt:
+    with Archive.open(config_for(home, cache_dir=fresh_cache), now=lambda: DEFAULT_NOW.timestamp()) as rebuilt:
         assert _ranking(rebuilt) == incremental
+        assert _rows(rebuilt) == rows  # labels, counts, times, chains: every field

@@ -15,18 +15,13 @@ from textual.content import Content
 
 from core.refs import compress_numbers
 from core.snippets import matched_spans
+from core.timeutil import parse_datetime
 from core.tokenize import default_tokenizer
 
 
 def parse_time(value: str | None) -> datetime | None:
     """An ISO 8601 timestamp (``Z`` or offset) as an aware datetime, or None."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parse_datetime(value)  # the core's one rule: anything it cannot read is unknown
 
 
 def relative_time(value: str | None, now: datetime) -> str:

@@ -25,6 +25,7 @@ from .segment import TOOL_FIELD, Segment
 K1 = 1.2
 B = 0.75
 TOOLS_WEIGHT = 0.6
+MAX_TIED = 10  # candidates kept at most per wanted one when scores tie at the cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +140,16 @@ class Snapshot:
         local = np.concatenate([c[1] for c in candidates])
         score = np.concatenate([c[2] for c in candidates])
         k = min(limit, score.shape[0])
-        top = np.argpartition(-score, k - 1)[:k] if k < score.shape[0] else np.arange(score.shape[0])
+        if k < score.shape[0]:
+            # Every document tied with the k-th is kept: which of equal scores made
+            # the cut would otherwise depend on the segments' layout, and the final
+            # order (core.ranking) could not be the same after an incremental update.
+            # (Bounded: thousands of identical documents keep an arbitrary k.)
+            best = np.argpartition(-score, k - 1)[:k]
+            tied = np.flatnonzero(score >= score[best].min())
+            top = tied if tied.shape[0] <= MAX_TIED * k else best
+        else:
+            top = np.arange(score.shape[0])
         # Ties broken by recency (newer first) then doc id, so results are stable.
         ts_vals = np.array(
             [float(self.segments[seg_idx[j]].ts[local[j]]) for j in top], dtype=np.float64

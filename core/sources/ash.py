@@ -60,7 +60,6 @@ Tree rules (why the output looks the way it does):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,12 +70,12 @@ import msgspec
 from ..config import Config
 from ..jsonl import DECODE_ERRORS, UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..timeutil import clean_ts
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 
 AGENT = "ash"
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.encode
-_TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
 CHAT_PREFIX = "chat-"
 
 
@@ -90,7 +89,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
 
 def _ts(rec: dict[str, Any]) -> str | None:
     value = rec.get("created_at") or rec.get("timestamp")
-    return value if isinstance(value, str) and _TS_RE.match(value) else None
+    return clean_ts(value)
 
 
 def _str(value: Any) -> str | None:

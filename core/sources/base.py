@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..config import Config
+from ..fspath import display_text, is_text
 from ..model import Entry, FileMeta
 
 # A file's role inside its session.
@@ -34,6 +35,14 @@ class SourceFile:
     parent_session_id: str | None = None  # for subagent files whose dir names it
     order_key: str = ""  # orders several files of one session (oldest first)
 
+    def __post_init__(self) -> None:
+        # Keys and ids taken from names are text downstream (catalog, JSON): a name
+        # that is not UTF-8 gives them in escaped form; ``path`` stays exact.
+        for name in ("project_key", "session_id", "parent_session_id", "order_key"):
+            value = getattr(self, name)
+            if value and not is_text(value):
+                object.__setattr__(self, name, display_text(value))
+
 
 @dataclass(slots=True)
 class ReadResult:
@@ -45,8 +54,11 @@ class ReadResult:
     opaque to the indexer and handed back on the next read (msgspec-serializable
     values only). ``summaries`` are (leaf uuid, text) pairs that may describe
     another session (Claude's ``summary`` records); ``uuids`` are the record uuids
-    seen, used to link continued sessions. ``reasons`` says why the ``skipped``
-    lines were skipped (reason -> count, see :mod:`core.jsonl`).
+    seen, used to resolve those summaries' leaves, and ``record_keys`` (in the same
+    order) the records' uuid *and* content (``Entry.record_key``), used to find the
+    records a continued session replays: a reused uuid alone is no replay.
+    ``reasons`` says why the ``skipped`` lines were skipped (reason -> count, see
+    :mod:`core.jsonl`).
     """
 
     entries: list[Entry]
@@ -57,6 +69,7 @@ class ReadResult:
     state: dict[str, Any] = field(default_factory=dict)
     summaries: list[tuple[str, str]] = field(default_factory=list)
     uuids: list[str] = field(default_factory=list)
+    record_keys: list[str] = field(default_factory=list)
     error: str | None = None
     reasons: dict[str, int] = field(default_factory=dict)
 

@@ -22,6 +22,7 @@ import msgspec
 from ..config import Config
 from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, iter_blocks
 from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..timeutil import clean_ts
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .claude_records import (
     WANTED_TYPES,
@@ -224,6 +225,9 @@ class _FileReader:
         self.skips = Skips()
         self.summaries: list[tuple[str, str]] = []
         self.uuids: list[str] = []
+        self.record_keys: list[str] = []
+        self.key: str | None = None  # of the record being read
+        self.ts: str | None = None  # its time, when readable (core.timeutil)
         self.recent: list[str] = list(state.get("recent", ()))
         self.seen: set[str] = set(self.recent)
         self.meta: dict[str, Any] = dict(state.get("meta", {}))
@@ -264,6 +268,7 @@ class _FileReader:
         if kind not in ("user", "assistant", "system"):
             return  # progress, snapshots, queue operations, attachments, …
         uuid = record.uuid
+        self.key = None
         if uuid:
             # A replayed record (continue / resume) repeats its uuid *and* content
             # (not always its timestamp); the same uuid on a different message is a
@@ -273,10 +278,13 @@ class _FileReader:
                 return  # counted once
             self.seen.add(key)
             self.recent.append(key)
+            self.key = key
             if not record.isMeta:
                 # (a /clear'd session copies the previous one's meta caveat: sharing
                 # that record does not make it a continuation)
                 self.uuids.append(uuid)
+                self.record_keys.append(key)  # the same rule across files
+        self.ts = clean_ts(record.timestamp)  # once per record: its entries share it
         self._note_meta(record, timed=not record.isMeta)
         if kind == "system":
             if record.subtype == "compact_boundary":
@@ -306,7 +314,7 @@ class _FileReader:
             meta["slug"] = record.slug
         if record.version:
             meta["version"] = record.version
-        ts = record.timestamp if timed else None  # a copied caveat says when another session began
+        ts = self.ts if timed else None  # a copied caveat says when another session began
         if ts:
             if not meta.get("first_timestamp") or ts < meta["first_timestamp"]:
                 meta["first_timestamp"] = ts
@@ -319,11 +327,12 @@ class _FileReader:
                 role=role,
                 type=kind,
                 text=text,
-                timestamp=record.timestamp,
+                timestamp=self.ts,
                 uuid=record.uuid,
                 parent_uuid=record.parentUuid,
                 is_sidechain=bool(record.isSidechain),
                 entry_index=entry_index,
+                record_key=self.key,
                 **extra,
             )
         )
@@ -442,4 +451,5 @@ class _FileReader:
             state=state,
             summaries=self.summaries,
             uuids=self.uuids,
+            record_keys=self.record_keys,
         )

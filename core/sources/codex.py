@@ -43,6 +43,7 @@ import msgspec
 from ..config import Config
 from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..timeutil import clean_ts
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "codex"
@@ -50,7 +51,6 @@ _decode = msgspec.json.Decoder().decode
 _ID_RE = re.compile(
     r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl(\.zst)?$", re.I
 )
-_TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
 _HEAD_BYTES = 512 * 1024  # a session_meta line carries the base instructions
 _MAX_CALLS = 1000  # call_id -> tool name pairs kept across incremental reads
 _MARKER = "codex:fork"  # uuid of the entry that says where a fork came from
@@ -117,7 +117,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
 
 
 def _ts(value: Any) -> str | None:
-    return value if isinstance(value, str) and _TS_RE.match(value) else None
+    return clean_ts(value)
 
 
 def _str(value: Any) -> str | None:

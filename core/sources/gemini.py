@@ -32,7 +32,6 @@ messages become system notes that never start a turn.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -55,12 +54,12 @@ from ..jsonl import (
     too_deep,
 )
 from ..model import Entry, FileMeta
+from ..timeutil import clean_ts
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "gemini"
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.encode
-_TS_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
 _SYSTEM_TYPES = {"info", "error", "warning"}
 
 
@@ -73,7 +72,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
 
 
 def _ts(value: Any) -> str | None:
-    return value if isinstance(value, str) and _TS_RE.match(value) else None
+    return clean_ts(value)
 
 
 def _parts(content: Any) -> list[Any]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
+from ..fspath import display_text
 from ..ingest import BODY_CHARS, Job, JobOutput, run_job
 from ..library import FileEntry
 from ..model import Message
@@ -56,6 +57,7 @@ class FilePlan:
     remote: dict[str, Any] | None  # the store's row for this path when planned
     replay_key: str | None
     size: int
+    key: str  # the store's name for the file: its path, odd bytes escaped (core.fspath)
 
 
 @dataclass(slots=True)
@@ -137,7 +139,7 @@ class Pusher:
                 continue
             entries = lib.session_files.get(sid, [])
             files = [p for p in (self._plan_file(sid, e, local_files, remote_files) for e in entries) if p is not None]
-            paths = [e.path for e in entries]
+            paths = [display_text(e.path) for e in entries]
             digest = session_digest(row, paths)
             if files or digests.get(sid) != digest:
                 plans.append(SessionPlan(sid, row, paths, digest, files))
@@ -154,8 +156,9 @@ class Pusher:
             session_id=sid if main else None, parent_session_id=None if main else sid, order_key=f["order_key"],
         )  # fmt: skip
         replay = local_files.get(f["replay_of"]) if f["replay_of"] else None
-        replay_key = replay["path"] if replay else None
-        remote = remote_files.get(f["path"])
+        replay_key = display_text(replay["path"]) if replay else None
+        key = display_text(f["path"])
+        remote = remote_files.get(key)
         # What the store holds, in the shape of a catalog row; "nothing" forces a whole read.
         row = {"file_id": entry.file_id, "replay_of": f["replay_of"], "inode": -1, "offset": 0, "size": -1, "mtime_ns": -1, "state": None}
         if remote and remote["session_id"] == sid and remote["kind"] == f["kind"] and remote["replay_key"] == replay_key:
@@ -170,7 +173,7 @@ class Pusher:
             size = source.path.stat().st_size
         except OSError:
             return None
-        return FilePlan(local, job, remote, replay_key, size)
+        return FilePlan(local, job, remote, replay_key, size, key)
 
     # --- pushing ----------------------------------------------------------------------
 
@@ -226,24 +229,24 @@ class Pusher:
         if out.missing:
             return None
         if out.error and out.n_messages == 0 and not out.docs:
-            result.failed.append((fp.entry.path, out.error))
+            result.failed.append((fp.key, out.error))
             return None
         whole = out.replace or fp.job.offset == 0
         start = 0 if whole else fp.job.state.get("builder", {}).get("next_seq", 0)
         messages = list(islice(self.archive.reader.iter_file(fp.entry), start, out.n_messages))
         if len(messages) != out.n_messages - start:
-            result.failed.append((fp.entry.path, "the file changed while it was read; the next sync retries"))
+            result.failed.append((fp.key, "the file changed while it was read; the next sync retries"))
             return None
         return out, messages, whole
 
     def _apply(self, batch: list[SessionPlan], outputs: dict[int, Any], result: PushResult) -> None:
         conn = self.conn
         conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_KEY, self.user_id))
-        fresh = self._locked_rows([fp.entry.path for sp in batch for fp in sp.files])
+        fresh = self._locked_rows([fp.key for sp in batch for fp in sp.files])
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS stage_messages (LIKE messages) ON COMMIT DELETE ROWS")
         delta = [0, 0.0, 0.0]  # docs, main length, tool length
         for sp in batch:
-            if any(_moved(fp.remote, fresh.get(fp.entry.path)) for fp in sp.files):
+            if any(_moved(fp.remote, fresh.get(fp.key)) for fp in sp.files):
                 result.stale += 1  # another sync for this user got there first
                 continue
             for fp in sp.files:
@@ -273,7 +276,7 @@ class Pusher:
         conn = self.conn
         file_id = None
         if fp.remote is not None:
-            file_id = conn.execute("SELECT file_id FROM files WHERE user_id=%s AND path=%s", (self.user_id, fp.entry.path)).fetchone()[0]
+            file_id = conn.execute("SELECT file_id FROM files WHERE user_id=%s AND path=%s", (self.user_id, fp.key)).fetchone()[0]
             if whole:
                 conn.execute("DELETE FROM messages WHERE file_id=%s", (file_id,))
                 gone = conn.execute("DELETE FROM docs WHERE file_id=%s RETURNING doc_id, len_main, len_tool", (file_id,)).fetchall()
@@ -326,7 +329,7 @@ class Pusher:
             RETURNING file_id
             """,
             {
-                "user": self.user_id, "path": fp.entry.path, "sid": fp.entry.session_id, "agent": f.agent,
+                "user": self.user_id, "path": fp.key, "sid": fp.entry.session_id, "agent": f.agent,
                 "kind": f.kind, "pkey": f.project_key, "okey": f.order_key, "replay": fp.replay_key,
                 "n_messages": out.n_messages, "n_turns": out.n_turns, "size": out.size, "mtime": out.mtime_ns,
                 "inode": out.inode, "offset": out.offset, "state": _encode_state(out.state), "skipped": out.skipped,

@@ -32,7 +32,8 @@ from ..index.bm25 import Hit
 from ..library import Library
 from ..model import Message, SearchHit, SessionInfo, Turn
 from ..refs import parse_reference
-from ..timeutil import parse_ts, parse_user_time
+from ..ranking import hit_order
+from ..timeutil import parse_user_time
 from ..tokenize import default_tokenizer, term_id
 from ..views import Conversation, IndexStats, MessageContext, Resolved, UpdateResult
 from .db import check_url, connect, describe, guard_logs, redact
@@ -300,7 +301,7 @@ class TeamArchive:
         for name, hits in per_user.items():
             found = self._view(name, libs[name], docs)._hits(libs[name], hits, terms, limit)
             streams.append([replace(h, ref=self._qualified(name, h.ref)) for h in found])
-        merged = heapq.merge(*streams, key=lambda h: (-h.score, -parse_ts(h.timestamp)))
+        merged = heapq.merge(*streams, key=hit_order)
         return list(merged)[:limit]
 
     def _allowed_files(self, *, project, slug, session_id, agent, user, tags=None) -> list[int]:
