@@ -67,7 +67,7 @@ class Archive:
             self._publish(self.indexer.load_snapshot())
         except (OSError, ValueError, CatalogError) as exc:
             if not self.writer:
-                raise CatalogError(f"the cache is being rebuilt by another process: {exc}") from exc
+                raise CatalogError(f"cannot read the cache another relay-search process writes: {exc}") from exc
             self.rebuilt = f"relay-search: rebuilding the cache (a segment was unreadable: {exc})"
             self._wipe()
 

@@ -77,6 +77,8 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, turn, part);
 CREATE TABLE IF NOT EXISTS tombstones(doc_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NULL);
+-- segments a merge replaced, deleted once no reader can be opening them (core/index/retire.py)
+CREATE TABLE IF NOT EXISTS retired(name TEXT PRIMARY KEY);
 """
 
 FILE_COLUMNS = (
@@ -213,3 +215,25 @@ class Catalog:
 
     def tombstones(self) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT doc_id FROM tombstones")]
+
+    def snapshot_rows(self) -> tuple[list[str], list[int], int]:
+        """Segment names, tombstones and generation read in one transaction.
+
+        (Read one by one, a merge committing in between would pair the old
+        segments with the new tombstones, and dead documents would come back.)
+        """
+        db = self.db
+        own = not db.in_transaction
+        if own:
+            db.execute("BEGIN")
+        try:
+            return self.segment_names(), self.tombstones(), self.generation()
+        finally:
+            if own:
+                db.execute("COMMIT")
+
+    def retired_names(self) -> list[str]:
+        try:
+            return [r[0] for r in self.db.execute("SELECT name FROM retired")]
+        except sqlite3.OperationalError:  # a cache older than the table, opened read-only
+            return []

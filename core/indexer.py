@@ -27,6 +27,7 @@ from . import sessions as session_rows
 from .catalog import Catalog
 from .config import Config
 from .index.bm25 import Snapshot
+from .index.retire import ReaderPins, delete_segments
 from .index.segment import load_segment, merge_segments, save_segment
 from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, segment_name
 from .links import find_links
@@ -52,31 +53,47 @@ class Indexer:
         self._merge_lock = threading.Lock()
         self._merger: threading.Thread | None = None
         self._segments: dict[str, Any] = {}
+        self.pins = ReaderPins(segments_dir.parent)
 
     # --- snapshots -------------------------------------------------------------------
 
     def load_snapshot(self) -> Snapshot:
-        names = self.catalog.segment_names()
-        segments = []
-        for name in names:
-            seg = self._segments.get(name)
-            if seg is None:
-                seg = load_segment(self.segments_dir / name)
-                self._segments[name] = seg
-            segments.append(seg)
+        """The catalog's current segments, mapped (see core/index/retire.py)."""
+        with self.pins.reading():
+            names, dead, generation = self.catalog.snapshot_rows()
+            segments = []
+            for name in names:
+                seg = self._segments.get(name)
+                if seg is None:
+                    seg = load_segment(self.segments_dir / name)
+                    self._segments[name] = seg
+                segments.append(seg)
         for stale in set(self._segments) - set(names):
-            del self._segments[stale]
-        dead = np.array(sorted(self.catalog.tombstones()), dtype=np.int64)
-        return Snapshot.create(segments, dead, self.catalog.generation())
+            self._segments.pop(stale, None)
+        return Snapshot.create(segments, np.array(sorted(dead), dtype=np.int64), generation)
 
     def remove_orphan_segments(self) -> None:
-        """Segment dirs no catalog row names: left by a writer killed mid-update."""
-        known = set(self.catalog.segment_names())
+        """Segment dirs no catalog row names (left by a writer killed mid-update),
+        and retired ones no reader is opening any more."""
+        self.purge_retired()
+        known = set(self.catalog.segment_names()) | set(self.catalog.retired_names())
         if not self.segments_dir.exists():
             return
         for path in self.segments_dir.iterdir():
             if path.name not in known:
                 shutil.rmtree(path, ignore_errors=True)
+
+    def purge_retired(self) -> None:
+        """Delete the segments merges replaced, unless a reader is opening a snapshot now."""
+        names = self.catalog.retired_names()
+        if not names:
+            return
+        with self.pins.deleting() as free:
+            if not free:
+                return  # a reader may be about to map one: the next merge or update retries
+            delete_segments(self.segments_dir, names)
+            with self.catalog.write() as db:
+                db.executemany("DELETE FROM retired WHERE name=?", [(n,) for n in names])
 
     # --- sync --------------------------------------------------------------------------
 
@@ -93,6 +110,7 @@ class Indexer:
                 self._run(jobs, total_bytes, known, result, progress)
             if result.need_links:
                 self._relink(result)
+            self.purge_retired()  # what an earlier merge could not delete yet
             result.seconds = time.perf_counter() - started
             return result.freeze()
 
@@ -401,12 +419,12 @@ class Indexer:
             gone_ids = np.concatenate([np.asarray(s.doc_ids)[~a] for s, a in zip(segments, alive)]) if segments else np.zeros(0)
             with self.catalog.write() as db:
                 db.executemany("DELETE FROM segments WHERE name=?", [(n,) for n in old])
+                db.executemany("INSERT OR IGNORE INTO retired(name) VALUES(?)", [(n,) for n in old])
                 db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (name, merged.n_docs))
                 db.executemany("DELETE FROM tombstones WHERE doc_id=?", [(int(d),) for d in gone_ids.tolist()])
                 self._bump(db)
             self.on_publish(self.load_snapshot())
-            for n in old:
-                shutil.rmtree(self.segments_dir / n, ignore_errors=True)
+            self.purge_retired()
 
 
 class _Tally:
