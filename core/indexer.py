@@ -16,7 +16,6 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from .catalog import Catalog
 from .config import Config
 from .index.bm25 import Snapshot
 from .index.retire import ReaderPins, delete_segments
+from .index.workers import available_cpus, make_pool, worker_count
 from .index.segment import load_segment, merge_segments, save_segment
 from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, segment_name
 from .links import find_links
@@ -207,20 +207,15 @@ class Indexer:
 
         if progress:
             progress(Progress(0, total_files, 0, total_bytes))
-        parallel = total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) >= 2
+        parallel = total_bytes >= PARALLEL_MIN_BYTES and available_cpus() >= 2
         chunks = _chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES)
         first_chunk = self._reserve_chunks(len(chunks))
         if not parallel:
             for n, chunk in enumerate(chunks):
                 report(run_chunk(first_chunk + n, chunk, str(self.segments_dir)))
             return
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["core.ingest"])
-        workers = min(os.cpu_count() or 2, 8, len(chunks))
         ids = [first_chunk + n for n in range(len(chunks))]
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with make_pool(worker_count(len(chunks))) as pool:
             for chunk in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
                 report(chunk)
 

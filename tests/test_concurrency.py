@@ -79,3 +79,103 @@ def test_readers_never_fail_while_a_writer_merges(tmp_path):
         total += int(calls)
         assert int(failed) == 0, out + err
     assert total >= 500
+
+
+def _big_corpus(home: Path, megabytes: int) -> None:
+    """Enough plain Claude transcripts (distinct words) to start the worker pool."""
+    words = " ".join(f"word{i} ident_{i * 7}" for i in range(60))
+    project = project_dir(home)
+    n = 0
+    for s in range(megabytes):
+        sid = f"{s:08x}-0000-4000-8000-000000000000"
+        lines = []
+        for i in range(900):  # ~1 MB per session
+            n += 1
+            lines.append(json.dumps({
+                "parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/t/work/proj",
+                "sessionId": sid, "version": "2.1.39", "type": "user" if i % 2 == 0 else "assistant",
+                "message": {"role": "user", "content": f"turn {i} of {s}: {words} extra{n}"} if i % 2 == 0 else
+                {"role": "assistant", "content": [{"type": "text", "text": f"answer {n} {words}"}]},
+                "uuid": f"{s:08x}-{i:04x}-4000-8000-{n:012x}", "timestamp": "2026-11-01T10:00:00.000Z",
+            }))
+        (project / f"{sid}.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def _children(pid: int) -> set[int]:
+    """Every descendant of ``pid`` (from /proc: no psutil here)."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            parents.setdefault(ppid, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in parents.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has exited (its reaper may be slow to notice)
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("XDG_CACHE_HOME", None)
+    return env
+
+
+def _cli() -> list[str]:
+    return [str(Path(sys.executable).with_name("relay-search"))]
+
+
+def test_kill_9_of_the_indexer_leaves_no_process(tmp_path):
+    _big_corpus(tmp_path, 120)
+    proc = subprocess.Popen([*_cli(), "index"], env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        kids: set[int] = set()
+        while time.monotonic() < deadline and len(kids) < 3:  # forkserver, resource tracker, workers
+            kids = _children(proc.pid)
+            time.sleep(0.05)
+        assert len(kids) >= 3, "the worker pool never started"
+        time.sleep(0.5)
+        kids |= _children(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(map(_alive, kids)):
+        time.sleep(0.1)
+    left = [pid for pid in kids if _alive(pid)]
+    for pid in left:  # don't leave them to the next test either
+        os.kill(pid, 9)
+    assert not left, f"{len(left)} process(es) outlived the killed indexer"
+
+
+def test_worker_count_follows_the_cpus_the_process_may_use():
+    """``taskset -c 0`` on a many-core machine used to start 8 workers on one core."""
+    import shutil
+
+    import pytest
+
+    if not shutil.which("taskset") or not hasattr(os, "sched_getaffinity"):
+        pytest.skip("needs Linux taskset")
+    code = "from core.index.workers import worker_count; print(worker_count(100))"
+    one = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.strip() == "1"
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) >= 2:
+        two = subprocess.run(["taskset", "-c", f"{allowed[0]},{allowed[1]}", sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        assert two.stdout.strip() == "2", two.stderr
