@@ -43,12 +43,12 @@ MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 class Archive:
     """A person's transcripts, indexed. Thread-safe for queries."""
 
-    def __init__(self, config: Config, *, writer: bool, now: Callable[[], float] | None = None) -> None:
+    def __init__(self, config: Config, *, writer: bool, now: Callable[[], float] | None = None, lock_wait: float = 0.0) -> None:
         self.config = config
         self.cache = config.cache_path
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
-        self.writer = writer and self._lock.acquire()
+        self.writer = writer and self._lock.acquire(lock_wait)
         if not self.writer and not (self.cache / "catalog.sqlite").exists():
             self._wait_for_writer()
         catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer)
@@ -100,8 +100,10 @@ class Archive:
         read_only: bool | None = None,
         sync: bool = True,
         now: Callable[[], float] | None = None,
+        lock_wait: float = 0.0,
     ) -> Archive:
-        archive = cls(config, writer=not read_only, now=now)
+        """``lock_wait``: seconds to wait for the writer lock (else open read-only at once)."""
+        archive = cls(config, writer=not read_only, now=now, lock_wait=lock_wait)
         if sync:
             archive.sync(progress=progress)
         elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):

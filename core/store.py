@@ -11,6 +11,8 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sys
+import time
 from pathlib import Path
 
 from .catalog import Catalog, CatalogError
@@ -25,28 +27,71 @@ SEGMENTS_DIR = "segments"
 
 
 class WriterLock:
-    """An advisory lock on the cache; released when the process exits."""
+    """An advisory lock on the cache; released when the process exits.
+
+    The holder writes its pid and command into the lock file, so a process that
+    finds the lock taken can say who holds it.
+    """
 
     def __init__(self, cache: Path) -> None:
         self.path = cache / "writer.lock"
         self._fd: int | None = None
 
-    def acquire(self) -> bool:
+    def acquire(self, wait: float = 0.0) -> bool:
+        """Take the lock, polling for at most ``wait`` seconds if it is held."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(0.1)
         self._fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {_command()}\n".encode())
+        except OSError:
+            pass  # who holds it is only for messages
         return True
+
+    def held_by_other(self) -> str | None:
+        """Who holds the lock ("pid 123: relay-search serve"), or None if it is free."""
+        if self._fd is not None:
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return None
+            except OSError:
+                pass
+            text = os.read(fd, 512).decode(errors="replace").strip()
+        finally:
+            os.close(fd)
+        pid, _, command = text.partition(" ")
+        return f"pid {pid}: {command}" if pid.isdigit() else "another process"
 
     def release(self) -> None:
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def _command() -> str:
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+    if name in ("-c", "__main__.py", ""):
+        name = "relay-search"
+    words = [name, *(a for a in sys.argv[1:2] if not a.startswith("-"))]
+    return " ".join(words)[:200]
 
 
 def open_catalog(cache: Path, *, writer: bool) -> tuple[Catalog, str | None]:

@@ -179,3 +179,28 @@ def test_worker_count_follows_the_cpus_the_process_may_use():
     if len(allowed) >= 2:
         two = subprocess.run(["taskset", "-c", f"{allowed[0]},{allowed[1]}", sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         assert two.stdout.strip() == "2", two.stderr
+
+
+def test_a_second_indexer_says_who_writes_and_waits_or_fails(tmp_path):
+    _big_corpus(tmp_path, 60)
+    env = _env(tmp_path)
+    lock = tmp_path / ".cache" / "relay-search" / "writer.lock"
+    first = subprocess.Popen([*_cli(), "index"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (lock.exists() and lock.read_text().startswith(f"{first.pid} ")):
+            time.sleep(0.02)
+        assert lock.read_text().startswith(f"{first.pid} relay-search index")
+        busy = subprocess.run([*_cli(), "index", "--wait", "0"], env=env, capture_output=True, text=True, timeout=60)
+        waited = subprocess.run([*_cli(), "index"], env=env, capture_output=True, text=True, timeout=180)
+        out, err = first.communicate(timeout=180)
+    finally:
+        first.kill()
+    assert first.returncode == 0, err
+    assert "indexed 60 file(s)" in out
+    assert busy.returncode == 75, busy.stderr
+    assert f"pid {first.pid}: relay-search index" in busy.stderr and "holds the writer lock" in busy.stderr
+    assert "nothing was indexed" in busy.stderr and busy.stdout == ""
+    assert waited.returncode == 0, waited.stderr
+    assert "holds the writer lock" in waited.stderr and "waiting" in waited.stderr
+    assert "indexed 0 file(s)" in waited.stdout  # the first one had indexed everything
