@@ -29,7 +29,7 @@ from .index.bm25 import Snapshot
 from .index.retire import ReaderPins, delete_segments
 from .index.workers import available_cpus, make_pool, worker_count
 from .index.segment import load_segment, merge_segments, save_segment
-from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, segment_name
+from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, same_bytes_read, segment_name
 from .links import find_links
 from .sources import MAIN, SourceFile, all_sources, get_source
 from .views import Progress, UpdateResult
@@ -168,15 +168,12 @@ class Indexer:
         if row is None:
             return Job(file, new_file_id, size=size)
         file_id = row["file_id"]
-        if stat.st_ino == row["inode"] and size >= row["offset"]:
-            if size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
-                return None
-            if size == row["offset"] == row["size"] and get_source(file.agent).append_only:
-                return None  # touched without new bytes: nothing more to read
         exclude = self._exclusion(row)
         if stat.st_ino != row["inode"] or size < row["offset"]:
             return Job(file, file_id, exclude=exclude, size=size)  # rewritten or replaced: read whole again
-        # The parser's saved state, read only for the file that grew (it holds the
+        if size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
+            return None
+        # The parser's saved state, read only for a file that changed (it holds the
         # open turn's text: loading every file's on each sync would cost more than
         # the append itself).
         if "state" in row:  # a caller that tracks offsets elsewhere (team sync) brings its own
@@ -185,6 +182,10 @@ class Indexer:
             got = self.catalog.db.execute("SELECT state FROM files WHERE file_id=?", (file_id,)).fetchone()
             blob = got[0] if got else None
         state = _decode_state(blob) if blob else {}
+        if not same_bytes_read(file.path, row["offset"], state):
+            return Job(file, file_id, exclude=exclude, size=size)  # rewritten in place (same inode, not shorter)
+        if size == row["offset"] == row["size"] and get_source(file.agent).append_only:
+            return None  # touched without new bytes: nothing more to read
         return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude, size=size)
 
     def _exclusion(self, row: dict) -> np.ndarray | None:

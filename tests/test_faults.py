@@ -1,0 +1,78 @@
+"""Files as they are now, and a cache that meets real faults: rewrites, damage, a full disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .support import project_dir, transcript
+
+SID = "77777777-7777-4777-8777-777777777777"
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {**os.environ, "HOME": str(home)}
+    env.pop("XDG_CACHE_HOME", None)
+    return env
+
+
+def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    exe = str(Path(sys.executable).with_name("relay-search"))
+    return subprocess.run([exe, *args], env=_env(home), capture_output=True, text=True, timeout=timeout)
+
+
+def _search(home: Path, query: str) -> list[dict]:
+    out = _cli(home, "search", query, "--json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["results"]
+
+
+def _session(home: Path, words: str) -> Path:
+    t = transcript(SID)
+    t.user(f"plan the {words} rollout")
+    t.assistant(f"The {words} rollout is planned.")
+    return t.write(project_dir(home))
+
+
+def _rewrite_in_place(path: Path, data: bytes) -> None:
+    """Same inode: truncate-and-write through the open file, as `cp new old` does."""
+    inode = path.stat().st_ino
+    with open(path, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+    assert path.stat().st_ino == inode
+
+
+def test_a_file_rewritten_in_place_at_the_same_size_is_read_again(tmp_path):
+    path = _session(tmp_path, "pelican")
+    assert _search(tmp_path, "pelican")
+    old = path.read_bytes()
+    new = old.replace(b"pelican", b"narwhal")  # same length: same size, same inode
+    assert len(new) == len(old) and new != old
+    _rewrite_in_place(path, new)
+    assert _search(tmp_path, "narwhal"), "the rewritten text is not found"
+    assert _search(tmp_path, "pelican") == [], "the old text is still found"
+    shown = _cli(tmp_path, "show", SID)
+    assert "narwhal" in shown.stdout and "pelican" not in shown.stdout
+
+
+def test_a_file_rewritten_in_place_larger_is_read_again_not_appended(tmp_path):
+    path = _session(tmp_path, "pelican")
+    assert _search(tmp_path, "pelican")
+    old = path.read_bytes()
+    t = transcript(SID)
+    t.user("plan the walrusse rollout")  # one letter longer than pelican, twice: larger
+    t.assistant("The walrusse rollout is planned.")
+    t.user("and then the second walrusse step")
+    other = t.write(tmp_path / "elsewhere")
+    new = other.read_bytes()
+    assert len(new) > len(old)
+    _rewrite_in_place(path, new)
+    hits = _search(tmp_path, "walrusse")
+    assert hits and _search(tmp_path, "pelican") == []
+    shown = _cli(tmp_path, "show", SID, "--json")
+    assert shown.returncode == 0
+    assert "walrusse" in shown.stdout and "pelican" not in shown.stdout
