@@ -76,3 +76,46 @@ def test_a_file_rewritten_in_place_larger_is_read_again_not_appended(tmp_path):
     shown = _cli(tmp_path, "show", SID, "--json")
     assert shown.returncode == 0
     assert "walrusse" in shown.stdout and "pelican" not in shown.stdout
+
+
+def _wait(predicate, seconds: float = 20.0) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_a_watch_root_moved_away_and_recreated_is_watched_again(tmp_path):
+    import shutil
+
+    from .support import open_archive
+
+    _session(tmp_path, "pelican")
+    claude = tmp_path / ".claude"
+    with open_archive(tmp_path) as archive:
+        assert archive.search("pelican")
+        archive.start_watching()
+        try:
+            # moved away: its sessions leave the index
+            shutil.move(str(claude), str(tmp_path / "claude-backup"))
+            assert _wait(lambda: archive.search("pelican") == []), "a moved-away root's sessions stayed"
+            # recreated: new sessions are seen again, without a restart
+            t = transcript("88888888-8888-4888-8888-888888888888", cwd="/home/t/work/other")
+            t.user("calibrate the narwhal")
+            t.assistant("Calibrated.")
+            t.write(project_dir(tmp_path, "/home/t/work/other"))
+            assert _wait(lambda: bool(archive.search("narwhal"))), "a recreated root is not watched"
+            # and once more, deleted outright and recreated
+            shutil.rmtree(claude)
+            assert _wait(lambda: archive.search("narwhal") == [])
+            t = transcript("99999999-9999-4999-8999-999999999999", cwd="/home/t/work/third")
+            t.user("feed the ocelot")
+            t.assistant("Fed.")
+            t.write(project_dir(tmp_path, "/home/t/work/third"))
+            assert _wait(lambda: bool(archive.search("ocelot"))), "a root recreated twice is not watched"
+        finally:
+            archive.stop_watching()
