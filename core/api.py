@@ -8,6 +8,7 @@ waits for indexing. Results are model objects with ``to_dict()`` in the MCP shap
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -16,11 +17,12 @@ from pathlib import Path
 import numpy as np
 
 from . import handoff, snippets
-from .catalog import CatalogError
+from .catalog import CatalogError, disk_full_is_an_error
 from .chains import parse_session_range
 from .config import Config
 from .errors import BadInput, NotFound
 from .index.bm25 import Snapshot
+from .index.segment import SegmentError
 from .indexer import Indexer
 from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
@@ -43,7 +45,9 @@ MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 class Archive:
     """A person's transcripts, indexed. Thread-safe for queries."""
 
-    def __init__(self, config: Config, *, writer: bool, now: Callable[[], float] | None = None, lock_wait: float = 0.0) -> None:
+    def __init__(
+        self, config: Config, *, writer: bool, now: Callable[[], float] | None = None, lock_wait: float = 0.0, verify: bool = False
+    ) -> None:
         self.config = config
         self.cache = config.cache_path
         self._now = now or time.time
@@ -51,7 +55,8 @@ class Archive:
         self.writer = writer and self._lock.acquire(lock_wait)
         if not self.writer and not (self.cache / "catalog.sqlite").exists():
             self._wait_for_writer()
-        catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer)
+        with disk_full_is_an_error():
+            catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer, verify=verify)
         self.tags = TagStore(config.data_path)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None
@@ -64,11 +69,11 @@ class Archive:
         if self.writer:
             self.indexer.remove_orphan_segments()
         try:
-            self._publish(self.indexer.load_snapshot())
-        except (OSError, ValueError, CatalogError) as exc:
+            self._publish(self.indexer.load_snapshot(verify=verify))
+        except (OSError, ValueError, CatalogError, SegmentError, sqlite3.DatabaseError) as exc:
             if not self.writer:
                 raise CatalogError(f"cannot read the cache another relay-search process writes: {exc}") from exc
-            self.rebuilt = f"relay-search: rebuilding the cache (a segment was unreadable: {exc})"
+            self.rebuilt = f"relay-search: rebuilding the cache ({exc})"
             self._wipe()
 
     def _attach(self, catalog) -> None:
@@ -101,13 +106,19 @@ class Archive:
         sync: bool = True,
         now: Callable[[], float] | None = None,
         lock_wait: float = 0.0,
+        verify: bool = False,
     ) -> Archive:
-        """``lock_wait``: seconds to wait for the writer lock (else open read-only at once)."""
-        archive = cls(config, writer=not read_only, now=now, lock_wait=lock_wait)
-        if sync:
-            archive.sync(progress=progress)
-        elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):
-            archive._first_index.set()
+        """``lock_wait``: seconds to wait for the writer lock (else open read-only at once).
+        ``verify``: check every byte of the cache (checksums), not only sizes and shapes."""
+        archive = cls(config, writer=not read_only, now=now, lock_wait=lock_wait, verify=verify)
+        try:
+            if sync:
+                archive.sync(progress=progress)
+            elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):
+                archive._first_index.set()
+        except BaseException:
+            archive.close()  # (the writer lock with it: a retry must be able to take it)
+            raise
         return archive
 
     def sync_in_background(self, progress: Callable[[Progress], None] | None = None) -> threading.Thread:
@@ -139,7 +150,8 @@ class Archive:
         if not self.writer:
             self._refresh_from_disk()
             return UpdateResult()
-        result = self.indexer.sync(paths, progress)
+        with disk_full_is_an_error():
+            result = self.indexer.sync(paths, progress)
         if paths is None:
             self._first_index.set()
         if self._watcher is not None:  # a long-lived process: keep segments few
@@ -219,7 +231,7 @@ class Archive:
         try:
             if self._snapshot is None or self.catalog.generation() != self._snapshot.generation:
                 self._publish(self.indexer.load_snapshot())
-        except (OSError, ValueError):
+        except (OSError, ValueError, SegmentError):
             pass  # the writer is mid-merge; the next query tries again
 
     @property

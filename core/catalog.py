@@ -8,11 +8,15 @@ another schema version, or corrupt.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from .errors import OutOfSpace
 
 SCHEMA_VERSION = 5
 
@@ -97,6 +101,32 @@ class CatalogError(Exception):
     """The catalog is unreadable or from another version: rebuild it."""
 
 
+def out_of_space(exc: BaseException) -> bool:
+    """Whether an error means a full disk or quota (never a reason to rebuild)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == 13 or "disk is full" in str(exc)  # SQLITE_FULL
+    return False
+
+
+@contextmanager
+def disk_full_is_an_error() -> Iterator[None]:
+    """A full disk or quota surfaces as :class:`OutOfSpace`, the cache untouched.
+
+    (Every write is a transaction or an atomically renamed segment, so what was
+    committed before stays good; the next update retries.)
+    """
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        if not out_of_space(exc):
+            raise
+        raise OutOfSpace(
+            f"the disk is full ({exc}): the index was not updated; the last good cache is kept and the update is retried next time"
+        ) from exc
+
+
 class Catalog:
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
@@ -108,6 +138,8 @@ class Catalog:
             try:
                 self.db.executescript(SCHEMA)
             except sqlite3.DatabaseError as exc:
+                if out_of_space(exc):
+                    raise
                 raise CatalogError(f"the catalog is corrupt: {exc}") from exc
         self.check_version()
 
@@ -179,7 +211,20 @@ class Catalog:
                 raise CatalogError(f"the cache is from another version (schema {row[0]}, this is {SCHEMA_VERSION})")
             self.db.execute("SELECT count(*) FROM files").fetchone()
         except sqlite3.DatabaseError as exc:
+            if out_of_space(exc):
+                raise
             raise CatalogError(f"the catalog is corrupt: {exc}") from exc
+
+    def check_integrity(self) -> None:
+        """Read every page (``PRAGMA quick_check``): garbage mid-file is found here,
+        not by the query that happens to touch it."""
+        try:
+            rows = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(f"the catalog is corrupt: {exc}") from exc
+        if rows != ["ok"]:
+            found = " ".join("; ".join(rows).split())  # one line (sqlite's rows hold newlines)
+            raise CatalogError(f"the catalog is corrupt: {found[:200]}")
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()

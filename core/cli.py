@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .catalog import out_of_space
 from .config import Config
 from .errors import BadInput, RelayError
 from .views import Progress, turn_to_dict
@@ -133,7 +135,11 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
     if archive.rebuilt:
         print(archive.rebuilt, file=sys.stderr)
     if sync:
-        result = archive.sync(progress=_progress_printer())
+        try:
+            result = archive.sync(progress=_progress_printer())
+        except BaseException:
+            archive.close()
+            raise
         if result.skipped_lines:
             print(f"relay-search: skipped {result.skipped_lines} unreadable line(s); see `relay-search index --stats`", file=sys.stderr)
     return archive
@@ -226,7 +232,8 @@ def cmd_index(args) -> int:
     holder = WriterLock(config.cache_path).held_by_other()
     if holder:
         print(f"relay-search: another relay-search process ({holder}) holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
-    with Archive.open(config, sync=False, lock_wait=max(0.0, args.wait)) as archive:
+    # (verify: `index` checks every byte of the cache, so damage a quick open misses is repaired here)
+    with Archive.open(config, sync=False, lock_wait=max(0.0, args.wait), verify=True) as archive:
         if not archive.writer:
             holder = WriterLock(config.cache_path).held_by_other() or holder or "another process"
             print(f"relay-search: gave up waiting: {holder} still holds the writer lock; nothing was indexed", file=sys.stderr)
@@ -325,9 +332,20 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    handler = COMMANDS.get(args.command, cmd_app)
     try:
-        handler = COMMANDS.get(args.command, cmd_app)
-        return handler(args)
+        try:
+            return handler(args)
+        except sqlite3.DatabaseError as exc:  # a catalog damaged where only this command looked
+            if out_of_space(exc) or getattr(args, "store", None):
+                raise
+            from .store import discard_damaged_cache
+
+            line = discard_damaged_cache(config_from_args(args).cache_path, exc)
+            print(line, file=sys.stderr)
+            if not line.startswith("relay-search: rebuilding"):
+                return 1
+            return handler(args)  # once, on a fresh cache
     except RelayError as exc:
         print(f"relay-search: {exc}", file=sys.stderr)
         return 1

@@ -57,15 +57,16 @@ class Indexer:
 
     # --- snapshots -------------------------------------------------------------------
 
-    def load_snapshot(self) -> Snapshot:
-        """The catalog's current segments, mapped (see core/index/retire.py)."""
+    def load_snapshot(self, verify: bool = False) -> Snapshot:
+        """The catalog's current segments, mapped (see core/index/retire.py);
+        ``verify``: checksum the ones not loaded yet."""
         with self.pins.reading():
             names, dead, generation = self.catalog.snapshot_rows()
             segments = []
             for name in names:
                 seg = self._segments.get(name)
                 if seg is None:
-                    seg = load_segment(self.segments_dir / name)
+                    seg = load_segment(self.segments_dir / name, verify=verify)
                     self._segments[name] = seg
                 segments.append(seg)
         for stale in set(self._segments) - set(names):

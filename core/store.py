@@ -11,16 +11,17 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import sqlite3
 import sys
 import time
 from pathlib import Path
 
-from .catalog import Catalog, CatalogError
+from .catalog import Catalog, CatalogError, out_of_space
 from .sources import PARSER_VERSION
 from .tokenize import TOKENIZER_VERSION
 
 # What the cached index was made with; any difference means a rebuild.
-INDEX_FORMAT = f"tokenizer {TOKENIZER_VERSION}, parser {PARSER_VERSION}"
+INDEX_FORMAT = f"tokenizer {TOKENIZER_VERSION}, parser {PARSER_VERSION}, segments 2"  # 2: with manifests
 
 CATALOG_FILE = "catalog.sqlite"
 SEGMENTS_DIR = "segments"
@@ -94,18 +95,31 @@ def _command() -> str:
     return " ".join(words)[:200]
 
 
-def open_catalog(cache: Path, *, writer: bool) -> tuple[Catalog, str | None]:
-    """The catalog, and a one-line reason if it had to be rebuilt."""
+def open_catalog(cache: Path, *, writer: bool, verify: bool = False) -> tuple[Catalog, str | None]:
+    """The catalog, and a one-line reason if it had to be rebuilt.
+
+    ``verify``: read every page of it too (``relay-search index`` does). A full
+    disk is never taken for damage: it raises :class:`OutOfSpace`, cache kept.
+    """
     path = cache / CATALOG_FILE
     if not writer:
         return Catalog(path, readonly=True), None
     cache.mkdir(parents=True, exist_ok=True)
     reason = None
     try:
-        catalog = Catalog(path)
-        made_with = catalog.get_meta("index_format")
-        if made_with != INDEX_FORMAT and catalog.files(("file_id",), "LIMIT 1"):
-            raise CatalogError(f"the cache was made with {made_with}; this is {INDEX_FORMAT}")
+        try:
+            if path.exists() and not path.is_file():
+                raise CatalogError(f"{path.name} is not a file")
+            catalog = Catalog(path)
+            made_with = catalog.get_meta("index_format")
+            if made_with != INDEX_FORMAT and catalog.files(("file_id",), "LIMIT 1"):
+                raise CatalogError(f"the cache was made with {made_with}; this is {INDEX_FORMAT}")
+            if verify:
+                catalog.check_integrity()
+        except (sqlite3.DatabaseError, OSError) as exc:
+            if out_of_space(exc):
+                raise
+            raise CatalogError(f"the catalog is unreadable: {exc}") from exc
     except CatalogError as exc:
         reason = f"relay-search: rebuilding the cache ({exc})"
         wipe_cache(cache)
@@ -116,9 +130,31 @@ def open_catalog(cache: Path, *, writer: bool) -> tuple[Catalog, str | None]:
 
 
 def wipe_cache(cache: Path) -> None:
+    """Remove the catalog and segments, whatever they have become (a dir, a link)."""
     for name in (CATALOG_FILE, CATALOG_FILE + "-wal", CATALOG_FILE + "-shm"):
+        target = cache / name
         try:
-            (cache / name).unlink()
+            target.unlink()
         except FileNotFoundError:
             pass
+        except (IsADirectoryError, PermissionError):  # (PermissionError: unlink of a dir on macOS)
+            shutil.rmtree(target, ignore_errors=True)
     shutil.rmtree(cache / SEGMENTS_DIR, ignore_errors=True)
+
+
+def discard_damaged_cache(cache: Path, exc: BaseException) -> str:
+    """Throw away a cache found damaged mid-command; the one line that says so.
+
+    (Garbage in the middle of the catalog is only seen by the query that reads
+    that page.) Only while no other process writes the cache: that one would keep
+    using the damaged file, so the line says how to repair it instead.
+    """
+    lock = WriterLock(cache)
+    if not lock.acquire(wait=5.0):
+        holder = lock.held_by_other() or "another process"
+        return f"relay-search: the cache is damaged ({exc}); {holder} is using it: stop it and run `relay-search index --rebuild`"
+    try:
+        wipe_cache(cache)
+    finally:
+        lock.release()
+    return f"relay-search: rebuilding the cache (it is damaged: {exc})"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from .support import project_dir, transcript
 
 SID = "77777777-7777-4777-8777-777777777777"
@@ -119,3 +121,51 @@ def test_a_watch_root_moved_away_and_recreated_is_watched_again(tmp_path):
             assert _wait(lambda: bool(archive.search("ocelot"))), "a root recreated twice is not watched"
         finally:
             archive.stop_watching()
+
+
+def _damage(cache: Path, case: str) -> None:
+    segments = sorted((cache / "segments").iterdir())
+    if case == "garbage mid-catalog":
+        path = cache / "catalog.sqlite"
+        size = path.stat().st_size
+        with open(path, "r+b") as handle:  # header intact: it opens, then a page fails
+            handle.seek(size // 2)
+            handle.write(b"\xa5" * min(size // 3, 200_000))
+    elif case == "0-byte segment file":
+        (segments[0] / "tfs.npy").write_bytes(b"")
+    elif case == "garbage inside a segment array":
+        path = segments[0] / "postings.npy"
+        size = path.stat().st_size
+        with open(path, "r+b") as handle:  # same size, header intact: only a checksum sees it
+            handle.seek(size - 64)
+            handle.write(b"\x7f" * 60)
+    elif case == "catalog replaced by a directory":
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{cache / 'catalog.sqlite'}{suffix}").unlink(missing_ok=True)
+        (cache / "catalog.sqlite").mkdir()
+        (cache / "catalog.sqlite" / "x").write_text("x")
+
+
+DAMAGE = ["garbage mid-catalog", "0-byte segment file", "garbage inside a segment array", "catalog replaced by a directory"]
+
+
+@pytest.mark.parametrize("case", DAMAGE)
+@pytest.mark.parametrize("command", [["search", "watchdog", "--json"], ["index", "--rebuild"], ["index"]])
+def test_a_damaged_cache_is_rebuilt_with_one_line(tmp_path, case, command):
+    from core.demo import write_demo_corpus
+
+    write_demo_corpus(tmp_path)
+    expected = _search(tmp_path, "watchdog")  # builds the cache
+    assert expected
+    cache = tmp_path / ".cache" / "relay-search"
+    _damage(cache, case)
+    out = _cli(tmp_path, *command)
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1 and "rebuilding the cache" in lines[0], out.stderr
+    if command[0] == "search":
+        assert json.loads(out.stdout)["results"] == expected
+    # and the cache is whole again: no second rebuild, same answers
+    again = _cli(tmp_path, "search", "watchdog", "--json")
+    assert again.returncode == 0 and again.stderr == ""
+    assert json.loads(again.stdout)["results"] == expected
