@@ -20,7 +20,7 @@ from . import handoff, snippets
 from .catalog import CatalogError, disk_full_is_an_error
 from .chains import parse_session_range
 from .config import Config
-from .errors import BadInput, NotFound
+from .errors import BadInput, NotFound, OutOfSpace
 from .index.bm25 import Snapshot
 from .index.segment import SegmentError
 from .indexer import Indexer
@@ -64,6 +64,7 @@ class Archive:
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []
         self._first_index = threading.Event()  # set once the cache holds a first index
+        self._retry_paths: set[Path] = set()  # changed paths a full disk kept from the index
         self._closed = False
         self._attach(catalog)
         if self.writer:
@@ -150,8 +151,16 @@ class Archive:
         if not self.writer:
             self._refresh_from_disk()
             return UpdateResult()
-        with disk_full_is_an_error():
-            result = self.indexer.sync(paths, progress)
+        if paths is not None and self._retry_paths:
+            paths = {*paths, *self._retry_paths}
+        try:
+            with disk_full_is_an_error():
+                result = self.indexer.sync(paths, progress)
+        except OutOfSpace:
+            if paths is not None:  # the watcher's next change retries these too
+                self._retry_paths = set(paths)
+            raise
+        self._retry_paths = set()
         if paths is None:
             self._first_index.set()
         if self._watcher is not None:  # a long-lived process: keep segments few

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .catalog import out_of_space
 from .config import Config
-from .errors import BadInput, RelayError
+from .errors import BadInput, OutOfSpace, RelayError
 from .views import Progress, turn_to_dict
 
 INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
@@ -137,6 +137,9 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
     if sync:
         try:
             result = archive.sync(progress=_progress_printer())
+        except OutOfSpace as exc:  # not updated, but the last good cache still answers
+            print(f"relay-search: {exc}", file=sys.stderr)
+            return archive
         except BaseException:
             archive.close()
             raise

@@ -124,8 +124,9 @@ def open_catalog(cache: Path, *, writer: bool, verify: bool = False) -> tuple[Ca
         reason = f"relay-search: rebuilding the cache ({exc})"
         wipe_cache(cache)
         catalog = Catalog(path)
-    with catalog.write() as db:
-        Catalog.set_meta(db, "index_format", INDEX_FORMAT)
+    if catalog.get_meta("index_format") != INDEX_FORMAT:  # (no write on every open: a full disk still opens)
+        with catalog.write() as db:
+            Catalog.set_meta(db, "index_format", INDEX_FORMAT)
     return catalog, reason
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from .errors import RelayError
+
 QUIET = 0.08
 MAX_DELAY = 0.25
 ROOT_POLL = 1.0  # seconds; one stat per root
@@ -152,6 +154,8 @@ class Watcher:
                 paths, self._pending = self._pending, set()
             try:
                 self.on_paths(paths)
+            except RelayError as exc:  # a full disk: one line, and the next change retries
+                log.warning("relay-search: %s", exc)
             except Exception:  # a failed sync must not kill the watcher
                 log.exception("sync after a change failed")
 

@@ -169,3 +169,60 @@ def test_a_damaged_cache_is_rebuilt_with_one_line(tmp_path, case, command):
     again = _cli(tmp_path, "search", "watchdog", "--json")
     assert again.returncode == 0 and again.stderr == ""
     assert json.loads(again.stdout)["results"] == expected
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A real 2 MB filesystem (tmpfs), for a real ENOSPC: needs root (or CAP_SYS_ADMIN)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_keeps_the_last_good_cache_and_retries(tmp_path, tiny_disk):
+    path = _session(tmp_path, "pelican")
+    env = {**_env(tmp_path), "XDG_CACHE_HOME": str(tiny_disk)}
+    exe = str(Path(sys.executable).with_name("relay-search"))
+
+    def cli(*args):
+        return subprocess.run([exe, *args], env=env, capture_output=True, text=True, timeout=120)
+
+    first = cli("search", "pelican", "--json")
+    assert first.returncode == 0 and json.loads(first.stdout)["results"], first.stderr
+    catalog = tiny_disk / "relay-search" / "catalog.sqlite"
+    segments = sorted(p.name for p in (tiny_disk / "relay-search" / "segments").iterdir())
+    # fill the disk to the last byte
+    filler = tiny_disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    for block in (65536, 512, 1):
+        try:
+            while True:
+                os.write(fd, b"\0" * block)
+        except OSError:
+            pass
+    os.ftruncate(fd, os.fstat(fd).st_size - 96 * 1024)  # enough left to open the cache, not to update it
+    os.close(fd)
+    t = transcript(SID)
+    t.user("plan the pelican rollout")
+    t.assistant("The pelican rollout is planned.")
+    for i in range(1000):  # a big append: the update needs more space than is left
+        t.user(f"now the ocelot phase {i} with its own long explanation " * 5)
+    t.write(path.parent)
+    full = cli("search", "pelican", "--json")
+    assert full.returncode == 0, full.stderr
+    assert "disk is full" in full.stderr and "rebuilding" not in full.stderr
+    assert len(full.stderr.splitlines()) == 1
+    assert json.loads(full.stdout)["results"], "the last good cache answers"
+    assert catalog.exists() and sorted(p.name for p in (tiny_disk / "relay-search" / "segments").iterdir()) == segments
+    indexed = cli("index")
+    assert indexed.returncode == 1 and "disk is full" in indexed.stderr and "rebuilding" not in indexed.stderr
+    filler.unlink()  # space again: the next call catches up
+    later = cli("search", "ocelot", "--json")
+    assert later.returncode == 0 and later.stderr == "", later.stderr
+    assert json.loads(later.stdout)["results"]

@@ -13,6 +13,7 @@ tombstone in the catalog; merging writes a new segment without the dead document
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -147,8 +148,12 @@ def save_segment(segment: Segment, directory: Path) -> Path:
             json.dump(manifest, handle)
             handle.flush()
             os.fsync(handle.fileno())
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)  # (a full disk: give the space back)
+        if isinstance(exc, OSError) and exc.errno is None and "written" in str(exc):
+            # numpy reports a short write ("6990 requested and 2016 written")
+            # without the errno; on a local disk it is a full one
+            raise OSError(errno.ENOSPC, f"No space left on device ({exc})") from exc
         raise
     if final.exists():
         shutil.rmtree(final)
