@@ -169,11 +169,11 @@ class Indexer:
         if row is None:
             return Job(file, new_file_id, size=size)
         file_id = row["file_id"]
+        if stat.st_ino == row["inode"] and size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
+            return None  # unchanged (the common case: nothing else is looked at)
         exclude = self._exclusion(row)
         if stat.st_ino != row["inode"] or size < row["offset"]:
             return Job(file, file_id, exclude=exclude, size=size)  # rewritten or replaced: read whole again
-        if size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
-            return None
         # The parser's saved state, read only for a file that changed (it holds the
         # open turn's text: loading every file's on each sync would cost more than
         # the append itself).
