@@ -226,3 +226,51 @@ def test_a_full_disk_keeps_the_last_good_cache_and_retries(tmp_path, tiny_disk):
     later = cli("search", "ocelot", "--json")
     assert later.returncode == 0 and later.stderr == "", later.stderr
     assert json.loads(later.stdout)["results"]
+
+
+def _fill(disk: Path, leave: int) -> Path:
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    for block in (65536, 512, 1):
+        try:
+            while True:
+                os.write(fd, b"\0" * block)
+        except OSError:
+            pass
+    os.ftruncate(fd, max(0, os.fstat(fd).st_size - leave))
+    os.close(fd)
+    return filler
+
+
+def test_a_watcher_retries_what_a_full_disk_kept_out(tmp_path, tiny_disk):
+    from core.api import Archive
+    from core.config import Config
+
+    path = _session(tmp_path, "pelican")
+    other = transcript("12121212-1212-4121-8121-121212121212")
+    other.user("an unrelated heron")
+    other.assistant("Noted.")
+    other_path = other.write(project_dir(tmp_path))
+    config = Config.from_env({"HOME": str(tmp_path), "USER": "tester", "XDG_CACHE_HOME": str(tiny_disk)})
+    with Archive.open(config) as archive:
+        archive.start_watching()
+        try:
+            assert archive.search("pelican")
+            filler = _fill(tiny_disk, 96 * 1024)
+            with open(path, "a") as handle:
+                for i in range(1000):
+                    handle.write(json.dumps({
+                        "parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/t/work/proj",
+                        "sessionId": SID, "version": "2.1.39", "type": "user", "uuid": f"cccccccc-0000-4000-8000-{i:012d}",
+                        "message": {"role": "user", "content": f"the ocelot phase {i} with its own long explanation " * 5},
+                        "timestamp": "2026-11-01T10:00:00.000Z",
+                    }) + "\n")
+            assert not _wait(lambda: bool(archive.search("ocelot")), 3.0)  # could not be indexed
+            assert archive.search("pelican")  # the last good cache answers
+            filler.unlink()
+            other.user("and then a lynx")
+            other.write(project_dir(tmp_path))  # the next change: another file only
+            assert _wait(lambda: bool(archive.search("lynx")))
+            assert _wait(lambda: bool(archive.search("ocelot"))), "the failed paths were not retried"
+        finally:
+            archive.stop_watching()
