@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from . import handoff, snippets
-from .catalog import CatalogError, disk_full_is_an_error
+from .catalog import CatalogError, disk_full_is_an_error, is_damage
 from .chains import parse_session_range
 from .config import Config
 from .errors import BadInput, NotFound, OutOfSpace
@@ -72,6 +72,8 @@ class Archive:
         try:
             self._publish(self.indexer.load_snapshot(verify=verify))
         except (OSError, ValueError, CatalogError, SegmentError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
+                raise  # (locked, or a full disk: not a reason to throw the cache away)
             if not self.writer:
                 raise CatalogError(f"cannot read the cache another relay-search process writes: {exc}") from exc
             self.rebuilt = f"relay-search: rebuilding the cache ({exc})"

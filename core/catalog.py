@@ -110,6 +110,23 @@ def out_of_space(exc: BaseException) -> bool:
     return False
 
 
+def not_damage(exc: BaseException) -> bool:
+    """A full disk, or a database busy or locked by another connection: keep the cache."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return out_of_space(exc) or (code is not None and code & 0xFF in (5, 6))  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a SQLite error means a damaged file (not a lock, not a full disk)."""
+    if not isinstance(exc, sqlite3.DatabaseError) or out_of_space(exc):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
 @contextmanager
 def disk_full_is_an_error() -> Iterator[None]:
     """A full disk or quota surfaces as :class:`OutOfSpace`, the cache untouched.
@@ -138,7 +155,7 @@ class Catalog:
             try:
                 self.db.executescript(SCHEMA)
             except sqlite3.DatabaseError as exc:
-                if out_of_space(exc):
+                if not_damage(exc):
                     raise
                 raise CatalogError(f"the catalog is corrupt: {exc}") from exc
         self.check_version()
@@ -211,7 +228,7 @@ class Catalog:
                 raise CatalogError(f"the cache is from another version (schema {row[0]}, this is {SCHEMA_VERSION})")
             self.db.execute("SELECT count(*) FROM files").fetchone()
         except sqlite3.DatabaseError as exc:
-            if out_of_space(exc):
+            if not_damage(exc):
                 raise
             raise CatalogError(f"the catalog is corrupt: {exc}") from exc
 

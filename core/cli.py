@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .catalog import out_of_space
+from .catalog import is_damage
 from .config import Config
 from .errors import BadInput, OutOfSpace, RelayError
 from .views import Progress, turn_to_dict
@@ -340,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return handler(args)
         except sqlite3.DatabaseError as exc:  # a catalog damaged where only this command looked
-            if out_of_space(exc) or getattr(args, "store", None):
+            if not is_damage(exc) or getattr(args, "store", None):
                 raise
             from .store import discard_damaged_cache
 

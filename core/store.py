@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from .catalog import Catalog, CatalogError, out_of_space
+from .catalog import Catalog, CatalogError, not_damage
 from .sources import PARSER_VERSION
 from .tokenize import TOKENIZER_VERSION
 
@@ -117,7 +117,7 @@ def open_catalog(cache: Path, *, writer: bool, verify: bool = False) -> tuple[Ca
             if verify:
                 catalog.check_integrity()
         except (sqlite3.DatabaseError, OSError) as exc:
-            if out_of_space(exc):
+            if not_damage(exc):
                 raise
             raise CatalogError(f"the catalog is unreadable: {exc}") from exc
     except CatalogError as exc:
