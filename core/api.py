@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -18,11 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from . import handoff, snippets
-from .catalog import CatalogError
+from .catalog import CatalogError, disk_full_is_an_error, is_damage
 from .chains import parse_session_range
 from .config import Config
-from .errors import BadInput, NotFound
+from .errors import BadInput, NotFound, OutOfSpace
 from .index.bm25 import Snapshot
+from .index.segment import SegmentError
 from .indexer import Indexer
 from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
@@ -47,15 +49,18 @@ MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 class Archive:
     """A person's transcripts, indexed. Thread-safe for queries."""
 
-    def __init__(self, config: Config, *, writer: bool, now: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self, config: Config, *, writer: bool, now: Callable[[], float] | None = None, lock_wait: float = 0.0, verify: bool = False
+    ) -> None:
         self.config = config
         self.cache = config.cache_path
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
-        self.writer = writer and self._lock.acquire()
+        self.writer = writer and self._lock.acquire(lock_wait)
         if not self.writer and not (self.cache / "catalog.sqlite").exists():
             self._wait_for_writer()
-        catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer)
+        with disk_full_is_an_error():
+            catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer, verify=verify)
         self.tags = TagStore(config.data_path)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None
@@ -63,16 +68,19 @@ class Archive:
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []
         self._first_index = threading.Event()  # set once the cache holds a first index
+        self._retry_paths: set[Path] = set()  # changed paths a full disk kept from the index
         self._closed = False
         self._attach(catalog)
         if self.writer:
             self.indexer.remove_orphan_segments()
         try:
-            self._publish(self.indexer.load_snapshot())
-        except (OSError, ValueError, CatalogError) as exc:
+            self._publish(self.indexer.load_snapshot(verify=verify))
+        except (OSError, ValueError, CatalogError, SegmentError, sqlite3.DatabaseError) as exc:
+            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
+                raise  # (locked, or a full disk: not a reason to throw the cache away)
             if not self.writer:
-                raise CatalogError(f"the cache is being rebuilt by another process: {exc}") from exc
-            self.rebuilt = f"relay-search: rebuilding the cache (a segment was unreadable: {exc})"
+                raise CatalogError(f"cannot read the cache another relay-search process writes: {exc}") from exc
+            self.rebuilt = f"relay-search: rebuilding the cache ({exc})"
             self._wipe()
 
     def _attach(self, catalog) -> None:
@@ -104,12 +112,20 @@ class Archive:
         read_only: bool | None = None,
         sync: bool = True,
         now: Callable[[], float] | None = None,
+        lock_wait: float = 0.0,
+        verify: bool = False,
     ) -> Archive:
-        archive = cls(config, writer=not read_only, now=now)
-        if sync:
-            archive.sync(progress=progress)
-        elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):
-            archive._first_index.set()
+        """``lock_wait``: seconds to wait for the writer lock (else open read-only at once).
+        ``verify``: check every byte of the cache (checksums), not only sizes and shapes."""
+        archive = cls(config, writer=not read_only, now=now, lock_wait=lock_wait, verify=verify)
+        try:
+            if sync:
+                archive.sync(progress=progress)
+            elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):
+                archive._first_index.set()
+        except BaseException:
+            archive.close()  # (the writer lock with it: a retry must be able to take it)
+            raise
         return archive
 
     def sync_in_background(self, progress: Callable[[Progress], None] | None = None) -> threading.Thread:
@@ -141,7 +157,16 @@ class Archive:
         if not self.writer:
             self._refresh_from_disk()
             return UpdateResult()
-        result = self.indexer.sync(paths, progress)
+        if paths is not None and self._retry_paths:
+            paths = {*paths, *self._retry_paths}
+        try:
+            with disk_full_is_an_error():
+                result = self.indexer.sync(paths, progress)
+        except OutOfSpace:
+            if paths is not None:  # the watcher's next change retries these too
+                self._retry_paths = set(paths)
+            raise
+        self._retry_paths = set()
         if paths is None:
             self._first_index.set()
         if self._watcher is not None:  # a long-lived process: keep segments few
@@ -221,7 +246,7 @@ class Archive:
         try:
             if self._snapshot is None or self.catalog.generation() != self._snapshot.generation:
                 self._publish(self.indexer.load_snapshot())
-        except (OSError, ValueError):
+        except (OSError, ValueError, SegmentError):
             pass  # the writer is mid-merge; the next query tries again
 
     @property

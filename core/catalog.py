@@ -8,12 +8,15 @@ another schema version, or corrupt.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .errors import OutOfSpace
 from .fspath import path_from_db
 
 SCHEMA_VERSION = 6
@@ -81,6 +84,8 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, turn, part);
 CREATE TABLE IF NOT EXISTS tombstones(doc_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NULL);
+-- segments a merge replaced, deleted once no reader can be opening them (core/index/retire.py)
+CREATE TABLE IF NOT EXISTS retired(name TEXT PRIMARY KEY);
 """
 
 FILE_COLUMNS = (
@@ -99,6 +104,49 @@ class CatalogError(Exception):
     """The catalog is unreadable or from another version: rebuild it."""
 
 
+def out_of_space(exc: BaseException) -> bool:
+    """Whether an error means a full disk or quota (never a reason to rebuild)."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    if isinstance(exc, sqlite3.Error):
+        return getattr(exc, "sqlite_errorcode", None) == 13 or "disk is full" in str(exc)  # SQLITE_FULL
+    return False
+
+
+def not_damage(exc: BaseException) -> bool:
+    """A full disk, or a database busy or locked by another connection: keep the cache."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return out_of_space(exc) or (code is not None and code & 0xFF in (5, 6))  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether a SQLite error means a damaged file (not a lock, not a full disk)."""
+    if not isinstance(exc, sqlite3.DatabaseError) or out_of_space(exc):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB
+    text = str(exc)
+    return "malformed" in text or "not a database" in text
+
+
+@contextmanager
+def disk_full_is_an_error() -> Iterator[None]:
+    """A full disk or quota surfaces as :class:`OutOfSpace`, the cache untouched.
+
+    (Every write is a transaction or an atomically renamed segment, so what was
+    committed before stays good; the next update retries.)
+    """
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        if not out_of_space(exc):
+            raise
+        raise OutOfSpace(
+            f"the disk is full ({exc}): the index was not updated; the last good cache is kept and the update is retried next time"
+        ) from exc
+
+
 class Catalog:
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
@@ -110,6 +158,8 @@ class Catalog:
             try:
                 self.db.executescript(SCHEMA)
             except sqlite3.DatabaseError as exc:
+                if not_damage(exc):
+                    raise
                 raise CatalogError(f"the catalog is corrupt: {exc}") from exc
         self.check_version()
 
@@ -181,7 +231,20 @@ class Catalog:
                 raise CatalogError(f"the cache is from another version (schema {row[0]}, this is {SCHEMA_VERSION})")
             self.db.execute("SELECT count(*) FROM files").fetchone()
         except sqlite3.DatabaseError as exc:
+            if not_damage(exc):
+                raise
             raise CatalogError(f"the catalog is corrupt: {exc}") from exc
+
+    def check_integrity(self) -> None:
+        """Read every page (``PRAGMA quick_check``): garbage mid-file is found here,
+        not by the query that happens to touch it."""
+        try:
+            rows = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(f"the catalog is corrupt: {exc}") from exc
+        if rows != ["ok"]:
+            found = " ".join("; ".join(rows).split())  # one line (sqlite's rows hold newlines)
+            raise CatalogError(f"the catalog is corrupt: {found[:200]}")
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -222,3 +285,25 @@ class Catalog:
 
     def tombstones(self) -> list[int]:
         return [r[0] for r in self.db.execute("SELECT doc_id FROM tombstones")]
+
+    def snapshot_rows(self) -> tuple[list[str], list[int], int]:
+        """Segment names, tombstones and generation read in one transaction.
+
+        (Read one by one, a merge committing in between would pair the old
+        segments with the new tombstones, and dead documents would come back.)
+        """
+        db = self.db
+        own = not db.in_transaction
+        if own:
+            db.execute("BEGIN")
+        try:
+            return self.segment_names(), self.tombstones(), self.generation()
+        finally:
+            if own:
+                db.execute("COMMIT")
+
+    def retired_names(self) -> list[str]:
+        try:
+            return [r[0] for r in self.db.execute("SELECT name FROM retired")]
+        except sqlite3.OperationalError:  # a cache older than the table, opened read-only
+            return []

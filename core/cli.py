@@ -11,15 +11,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .catalog import is_damage
 from .config import Config
-from .errors import BadInput, RelayError
+from .errors import BadInput, OutOfSpace, RelayError
 from .timeutil import clean_ts
 from .views import Progress, turn_to_dict
+
+INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
+EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", action="store_true")
     p.add_argument("--rebuild", action="store_true")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--wait", type=float, default=INDEX_LOCK_WAIT, metavar="SECONDS", help=f"while another process writes the cache, wait this long for it (default {INDEX_LOCK_WAIT:g}; then exit {EXIT_BUSY})")
 
     p = sub.add_parser("tag", parents=[common], help="set a session's tags (none: clear)")
     p.add_argument("ref")
@@ -130,7 +136,14 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
     if archive.rebuilt:
         print(archive.rebuilt, file=sys.stderr)
     if sync:
-        result = archive.sync(progress=_progress_printer())
+        try:
+            result = archive.sync(progress=_progress_printer())
+        except OutOfSpace as exc:  # not updated, but the last good cache still answers
+            print(f"relay-search: {exc}", file=sys.stderr)
+            return archive
+        except BaseException:
+            archive.close()
+            raise
         if result.skipped_lines:
             print(f"relay-search: skipped {result.skipped_lines} unreadable line(s); see `relay-search index --stats`", file=sys.stderr)
     return archive
@@ -224,9 +237,18 @@ def _turn_text(turn) -> str:
 
 def cmd_index(args) -> int:
     from .api import Archive
+    from .store import WriterLock
 
     config = config_from_args(args)
-    with Archive.open(config, sync=False) as archive:
+    holder = WriterLock(config.cache_path).held_by_other()
+    if holder:
+        print(f"relay-search: another relay-search process ({holder}) holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
+    # (verify: `index` checks every byte of the cache, so damage a quick open misses is repaired here)
+    with Archive.open(config, sync=False, lock_wait=max(0.0, args.wait), verify=True) as archive:
+        if not archive.writer:
+            holder = WriterLock(config.cache_path).held_by_other() or holder or "another process"
+            print(f"relay-search: gave up waiting: {holder} still holds the writer lock; nothing was indexed", file=sys.stderr)
+            return EXIT_BUSY
         if archive.rebuilt:
             print(archive.rebuilt, file=sys.stderr)
         if args.rebuild:
@@ -321,9 +343,20 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    handler = COMMANDS.get(args.command, cmd_app)
     try:
-        handler = COMMANDS.get(args.command, cmd_app)
-        return handler(args)
+        try:
+            return handler(args)
+        except sqlite3.DatabaseError as exc:  # a catalog damaged where only this command looked
+            if not is_damage(exc) or getattr(args, "store", None):
+                raise
+            from .store import discard_damaged_cache
+
+            line = discard_damaged_cache(config_from_args(args).cache_path, exc)
+            print(line, file=sys.stderr)
+            if not line.startswith("relay-search: rebuilding"):
+                return 1
+            return handler(args)  # once, on a fresh cache
     except RelayError as exc:
         print(f"relay-search: {exc}", file=sys.stderr)
         return 1

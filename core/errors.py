@@ -23,3 +23,9 @@ class BadInput(RelayError):
 
 class StoreError(RelayError):
     status = 503
+
+
+class OutOfSpace(RelayError):
+    """The disk (or quota) is full: nothing is corrupt, the last good cache is kept."""
+
+    status = 507

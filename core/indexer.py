@@ -16,7 +16,6 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,10 @@ from .catalog import Catalog
 from .config import Config
 from .fspath import path_to_db
 from .index.bm25 import Snapshot
+from .index.retire import ReaderPins, delete_segments
+from .index.workers import available_cpus, make_pool, worker_count
 from .index.segment import load_segment, merge_segments, save_segment
-from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, segment_name
+from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, same_bytes_read, segment_name
 from .links import find_links
 from .sources import MAIN, SourceFile, all_sources, get_source
 from .views import Progress, UpdateResult
@@ -53,31 +54,48 @@ class Indexer:
         self._merge_lock = threading.Lock()
         self._merger: threading.Thread | None = None
         self._segments: dict[str, Any] = {}
+        self.pins = ReaderPins(segments_dir.parent)
 
     # --- snapshots -------------------------------------------------------------------
 
-    def load_snapshot(self) -> Snapshot:
-        names = self.catalog.segment_names()
-        segments = []
-        for name in names:
-            seg = self._segments.get(name)
-            if seg is None:
-                seg = load_segment(self.segments_dir / name)
-                self._segments[name] = seg
-            segments.append(seg)
+    def load_snapshot(self, verify: bool = False) -> Snapshot:
+        """The catalog's current segments, mapped (see core/index/retire.py);
+        ``verify``: checksum the ones not loaded yet."""
+        with self.pins.reading():
+            names, dead, generation = self.catalog.snapshot_rows()
+            segments = []
+            for name in names:
+                seg = self._segments.get(name)
+                if seg is None:
+                    seg = load_segment(self.segments_dir / name, verify=verify)
+                    self._segments[name] = seg
+                segments.append(seg)
         for stale in set(self._segments) - set(names):
-            del self._segments[stale]
-        dead = np.array(sorted(self.catalog.tombstones()), dtype=np.int64)
-        return Snapshot.create(segments, dead, self.catalog.generation())
+            self._segments.pop(stale, None)
+        return Snapshot.create(segments, np.array(sorted(dead), dtype=np.int64), generation)
 
     def remove_orphan_segments(self) -> None:
-        """Segment dirs no catalog row names: left by a writer killed mid-update."""
-        known = set(self.catalog.segment_names())
+        """Segment dirs no catalog row names (left by a writer killed mid-update),
+        and retired ones no reader is opening any more."""
+        self.purge_retired()
+        known = set(self.catalog.segment_names()) | set(self.catalog.retired_names())
         if not self.segments_dir.exists():
             return
         for path in self.segments_dir.iterdir():
             if path.name not in known:
                 shutil.rmtree(path, ignore_errors=True)
+
+    def purge_retired(self) -> None:
+        """Delete the segments merges replaced, unless a reader is opening a snapshot now."""
+        names = self.catalog.retired_names()
+        if not names:
+            return
+        with self.pins.deleting() as free:
+            if not free:
+                return  # a reader may be about to map one: the next merge or update retries
+            delete_segments(self.segments_dir, names)
+            with self.catalog.write() as db:
+                db.executemany("DELETE FROM retired WHERE name=?", [(n,) for n in names])
 
     # --- sync --------------------------------------------------------------------------
 
@@ -94,6 +112,7 @@ class Indexer:
                 self._run(jobs, total_bytes, known, result, progress)
             if result.need_links:
                 self._relink(result)
+            self.purge_retired()  # what an earlier merge could not delete yet
             result.seconds = time.perf_counter() - started
             return result.freeze()
 
@@ -151,15 +170,12 @@ class Indexer:
         if row is None:
             return Job(file, new_file_id, size=size)
         file_id = row["file_id"]
-        if stat.st_ino == row["inode"] and size >= row["offset"]:
-            if size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
-                return None
-            if size == row["offset"] == row["size"] and get_source(file.agent).append_only:
-                return None  # touched without new bytes: nothing more to read
+        if stat.st_ino == row["inode"] and size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
+            return None  # unchanged (the common case: nothing else is looked at)
         exclude = self._exclusion(row)
         if stat.st_ino != row["inode"] or size < row["offset"]:
             return Job(file, file_id, exclude=exclude, size=size)  # rewritten or replaced: read whole again
-        # The parser's saved state, read only for the file that grew (it holds the
+        # The parser's saved state, read only for a file that changed (it holds the
         # open turn's text: loading every file's on each sync would cost more than
         # the append itself).
         if "state" in row:  # a caller that tracks offsets elsewhere (team sync) brings its own
@@ -168,6 +184,10 @@ class Indexer:
             got = self.catalog.db.execute("SELECT state FROM files WHERE file_id=?", (file_id,)).fetchone()
             blob = got[0] if got else None
         state = _decode_state(blob) if blob else {}
+        if not same_bytes_read(file.path, row["offset"], state):
+            return Job(file, file_id, exclude=exclude, size=size)  # rewritten in place (same inode, not shorter)
+        if size == row["offset"] == row["size"] and get_source(file.agent).append_only:
+            return None  # touched without new bytes: nothing more to read
         return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude, size=size)
 
     def _exclusion(self, row: dict) -> np.ndarray | None:
@@ -190,20 +210,15 @@ class Indexer:
 
         if progress:
             progress(Progress(0, total_files, 0, total_bytes))
-        parallel = total_bytes >= PARALLEL_MIN_BYTES and (os.cpu_count() or 1) >= 2
+        parallel = total_bytes >= PARALLEL_MIN_BYTES and available_cpus() >= 2
         chunks = _chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES)
         first_chunk = self._reserve_chunks(len(chunks))
         if not parallel:
             for n, chunk in enumerate(chunks):
                 report(run_chunk(first_chunk + n, chunk, str(self.segments_dir)))
             return
-        import multiprocessing
-
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["core.ingest"])
-        workers = min(os.cpu_count() or 2, 8, len(chunks))
         ids = [first_chunk + n for n in range(len(chunks))]
-        with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        with make_pool(worker_count(len(chunks))) as pool:
             for chunk in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
                 report(chunk)
 
@@ -408,12 +423,12 @@ class Indexer:
             gone_ids = np.concatenate([np.asarray(s.doc_ids)[~a] for s, a in zip(segments, alive)]) if segments else np.zeros(0)
             with self.catalog.write() as db:
                 db.executemany("DELETE FROM segments WHERE name=?", [(n,) for n in old])
+                db.executemany("INSERT OR IGNORE INTO retired(name) VALUES(?)", [(n,) for n in old])
                 db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (name, merged.n_docs))
                 db.executemany("DELETE FROM tombstones WHERE doc_id=?", [(int(d),) for d in gone_ids.tolist()])
                 self._bump(db)
             self.on_publish(self.load_snapshot())
-            for n in old:
-                shutil.rmtree(self.segments_dir / n, ignore_errors=True)
+            self.purge_retired()
 
 
 class _Tally:

@@ -132,7 +132,7 @@ def _run_job(job: Job) -> JobOutput:
             meta = replace(meta, first_timestamp=own_first)
     builder = DocBuilder(None if result.replace else job.state.get("builder"), main_file=job.file.kind == MAIN)
     docs = builder.feed(entries)
-    state = {"adapter": result.state, "builder": builder.state()}
+    state = {"adapter": result.state, "builder": builder.state(), "read": fingerprint(path, result.offset)}
     if job.exclude is not None and meta.first_timestamp:
         state["own_first"] = meta.first_timestamp
     meta_json = msgspec.json.encode(meta).decode()
@@ -160,6 +160,34 @@ def _run_job(job: Job) -> JobOutput:
         error=result.error,
         reasons=dict(result.reasons),
     )
+
+
+FINGERPRINT_BYTES = 4096
+
+
+def fingerprint(path: Path, offset: int) -> str | None:
+    """A hash of the first and last few KB of what has been read (``[0, offset)``).
+
+    An append leaves them as they were; a rewrite in place (same inode, not
+    shorter: size and inode alone cannot tell) almost always changes one of them.
+    Two small reads, so a sync can check every changed file cheaply.
+    """
+    if offset <= 0:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(min(offset, FINGERPRINT_BYTES))
+            handle.seek(max(0, offset - FINGERPRINT_BYTES))
+            tail = handle.read(min(offset, FINGERPRINT_BYTES))
+    except OSError:
+        return None
+    return hashlib.blake2b(head + b"|" + tail + b"|" + str(offset).encode(), digest_size=12).hexdigest()
+
+
+def same_bytes_read(path: Path, offset: int, state: dict[str, Any]) -> bool:
+    """Whether the bytes read so far are still there (no fingerprint saved: assume so)."""
+    saved = state.get("read")
+    return saved is None or fingerprint(path, offset) == saved
 
 
 def _missing(job: Job) -> JobOutput:

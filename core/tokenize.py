@@ -23,7 +23,6 @@ from itertools import chain
 from typing import Any
 
 import Stemmer
-from bm25s.stopwords import STOPWORDS_EN
 
 # Bump when the output of the tokenizer changes: a cache built with another
 # version is rebuilt (terms would not match).
@@ -47,6 +46,17 @@ _SEPARATORS_TO_SPACE = str.maketrans("./-:@#_", "       ")
 # a1b2c3): splitting those would make every hash or id share junk parts.
 CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z0-9]+|[A-Z0-9]+")
 MAX_TERM = 48
+
+# English stopwords as bm25s 0.3.16 ships them (``bm25s.stopwords.STOPWORDS_EN``,
+# MIT licence, (c) 2024 Xing Han Lu; the list is Lucene's classic English stop
+# set). Copied, not imported: importing bm25s loads its whole package, and numba
+# or jax with it when installed (seconds per CLI call, and threads before a fork).
+# tests/test_tokenize.py checks the copy against bm25s.
+STOPWORDS_EN = (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no",
+    "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this",
+    "to", "was", "will", "with",
+)
 
 STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
     {"i", "me", "my", "you", "your", "we", "our", "us", "im", "ive", "dont", "its", "can", "could", "would", "should", "did", "does", "do", "just", "also", "so", "like", "get", "got", "let", "lets", "was", "were", "been", "being", "have", "has", "had", "am", "is", "are"}

@@ -4,12 +4,17 @@ watchdog reports every write of an agent appending to its transcript; the
 debouncer waits until events pause for ``QUIET`` seconds (at most ``MAX_DELAY``
 after the first one) and then syncs just those paths. A root that does not exist
 yet (no ``~/.codex`` on this machine) is looked for again every few seconds, so an
-agent used for the first time shows up without a restart.
+agent used for the first time shows up without a restart. A watched root that
+is deleted, moved away or replaced (``rm -rf ~/.claude``, restoring a backup)
+is noticed by the same poll (its path no longer names the directory watched):
+its watch is dropped, the root is synced (its files gone: its sessions leave the
+index) and watched again once it exists again.
 """
 
 from __future__ import annotations
 
 import logging
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -18,9 +23,11 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from .errors import RelayError
+
 QUIET = 0.08
 MAX_DELAY = 0.25
-ROOT_POLL = 3.0
+ROOT_POLL = 1.0  # seconds; one stat per root
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +52,7 @@ class Watcher:
         self.roots = roots
         self.on_paths = on_paths
         self._observer = Observer()
-        self._watched: set[Path] = set()
+        self._watched: dict[Path, tuple[object, tuple[int, int]]] = {}  # root → (watch, (dev, inode))
         self._pending: set[Path] = set()
         self._first_event = 0.0
         self._last_event = 0.0
@@ -73,15 +80,41 @@ class Watcher:
     def _add_roots(self) -> bool:
         added = False
         for root in self.roots:
-            if root in self._watched or not root.is_dir():
+            if root in self._watched:
+                continue
+            identity = _identity(root)
+            if identity is None:
                 continue
             try:
-                self._observer.schedule(_Handler(self._event), str(root), recursive=True)
-                self._watched.add(root)
-                added = True
+                watch = self._observer.schedule(_Handler(self._event), str(root), recursive=True)
             except OSError as exc:
                 log.warning("cannot watch %s: %s", root, exc)
+                continue
+            self._watched[root] = (watch, identity)
+            added = True
         return added
+
+    def _dropped_roots(self) -> list[Path]:
+        """Watched roots whose path no longer names the watched dir: unwatched."""
+        dropped = []
+        for root, (watch, identity) in list(self._watched.items()):
+            if _identity(root) == identity:
+                continue
+            del self._watched[root]
+            try:
+                self._observer.unschedule(watch)
+            except (KeyError, OSError, RuntimeError):
+                pass  # its emitter may have stopped itself already
+            dropped.append(root)
+        return dropped
+
+    def _poll_roots(self) -> set[Path]:
+        """Roots gone, replaced or new since the last poll: the paths to sync."""
+        changed = set(self._dropped_roots())
+        new_roots = [r for r in self.roots if r not in self._watched and r.is_dir()]
+        if new_roots and self._add_roots():
+            changed.update(r for r in new_roots if r in self._watched)
+        return changed
 
     def _event(self, path: Path) -> None:
         with self._cond:
@@ -103,13 +136,14 @@ class Watcher:
                         break
                 if self._stop:
                     return
-                if not self._pending:
+                if time.monotonic() >= next_root_poll:
                     next_root_poll = time.monotonic() + ROOT_POLL
-                    new_roots = [r for r in self.roots if r not in self._watched and r.is_dir()]
-                    if new_roots and self._add_roots():
-                        self._pending.update(new_roots)
-                    else:
-                        continue
+                    changed = self._poll_roots()
+                    if changed and not self._pending:
+                        self._first_event = self._last_event = time.monotonic()
+                    self._pending.update(changed)
+                if not self._pending:
+                    continue
                 # Collapse a burst: wait for a quiet gap, but never past MAX_DELAY.
                 while not self._stop:
                     now = time.monotonic()
@@ -120,5 +154,16 @@ class Watcher:
                 paths, self._pending = self._pending, set()
             try:
                 self.on_paths(paths)
+            except RelayError as exc:  # a full disk: one line, and the next change retries
+                log.warning("relay-search: %s", exc)
             except Exception:  # a failed sync must not kill the watcher
                 log.exception("sync after a change failed")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a directory, None if ``path`` is not one now."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

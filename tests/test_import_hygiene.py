@@ -33,3 +33,32 @@ def test_core_never_imports_textual(imports):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"core pulled in: {proc.stdout.strip()}"
+
+
+HEAVY = ("bm25s", "scipy", "numba", "jax", "torch")
+
+SEARCH = """
+import sys
+from core.cli import main
+code = main(["search", "watchdog", "--json"])
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})
+print("HEAVY:" + ",".join(heavy), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_search_loads_no_heavy_optional_package(tmp_path):
+    """bm25s (and the numba/jax it loads when installed) cost seconds per CLI call."""
+    import os
+
+    from core.demo import write_demo_corpus
+
+    write_demo_corpus(tmp_path)
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("XDG_CACHE_HOME", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", SEARCH.format(heavy=set(HEAVY))], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"results"' in proc.stdout
+    assert "HEAVY:\n" in proc.stderr, proc.stderr

@@ -36,3 +36,11 @@ def test_term_ids_are_the_hashes_of_the_terms_in_order() -> None:
     assert tokenizer.term_ids(text) == expected
     assert tokenizer.term_ids(text) == expected
     assert Tokenizer().term_ids(text) == expected
+
+
+def test_vendored_stopwords_are_bm25s_list():
+    from bm25s.stopwords import STOPWORDS_EN as upstream
+
+    from core.tokenize import STOPWORDS_EN
+
+    assert tuple(STOPWORDS_EN) == tuple(upstream)

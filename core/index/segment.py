@@ -13,8 +13,11 @@ tombstone in the catalog; merging writes a new segment without the dead document
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import shutil
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,33 +116,115 @@ def merge_segments(name: str, segments: Sequence[Segment], alive: Sequence[np.nd
     )
 
 
+MANIFEST = "manifest.json"
+
+
+class SegmentError(Exception):
+    """A segment on disk is missing, truncated or damaged: the cache must be rebuilt."""
+
+
 def save_segment(segment: Segment, directory: Path) -> Path:
-    """Write atomically: a temp dir renamed into place once every file is synced."""
+    """Write atomically: a temp dir renamed into place once every file is synced.
+
+    A manifest records each array file's size, mtime and CRC-32, so a damaged
+    segment is found when opened instead of silently changing results.
+    """
     final = directory / segment.name
     tmp = directory / f".{segment.name}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    for key in ARRAYS:
-        with open(tmp / f"{key}.npy", "wb") as handle:
-            np.save(handle, np.ascontiguousarray(getattr(segment, key)))
+    try:
+        manifest = {}
+        for key in ARRAYS:
+            path = tmp / f"{key}.npy"
+            with open(path, "wb") as handle:
+                np.save(handle, np.ascontiguousarray(getattr(segment, key)))
+                handle.flush()
+                os.fsync(handle.fileno())
+            st = path.stat()
+            manifest[key] = [st.st_size, st.st_mtime_ns, _crc(path)]
+        with open(tmp / MANIFEST, "w") as handle:
+            json.dump(manifest, handle)
             handle.flush()
             os.fsync(handle.fileno())
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)  # (a full disk: give the space back)
+        if isinstance(exc, OSError) and exc.errno is None and "written" in str(exc):
+            # numpy reports a short write ("6990 requested and 2016 written")
+            # without the errno; on a local disk it is a full one
+            raise OSError(errno.ENOSPC, f"No space left on device ({exc})") from exc
+        raise
     if final.exists():
         shutil.rmtree(final)
     os.replace(tmp, final)
     return final
 
 
-def load_segment(path: Path) -> Segment:
-    return Segment(name=path.name, **{key: _load_array(path / f"{key}.npy") for key in ARRAYS})
+def load_segment(path: Path, *, verify: bool = False) -> Segment:
+    """Map a segment, checked against its manifest (raises :class:`SegmentError`).
+
+    Always: every file is there with its recorded size, its header parses, and
+    the arrays fit together. Its bytes are checksummed when ``verify`` is set
+    (``relay-search index``) or when a file's mtime is not the recorded one (it
+    was written after publish); otherwise reading every byte on each open would
+    cost more than the query.
+    """
+    try:
+        manifest = json.loads((path / MANIFEST).read_text())
+    except FileNotFoundError:
+        raise SegmentError(f"segment {path.name} has no manifest") from None
+    except (OSError, ValueError) as exc:
+        raise SegmentError(f"segment {path.name}: unreadable manifest ({exc})") from None
+    arrays = {}
+    for key in ARRAYS:
+        file = path / f"{key}.npy"
+        try:
+            size, mtime_ns, crc = manifest[key]
+            st = file.stat()
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SegmentError(f"segment {path.name}: bad manifest ({exc})") from None
+        except OSError as exc:
+            raise SegmentError(f"segment {path.name}: {key}.npy: {exc.strerror or exc}") from None
+        if st.st_size != size:
+            raise SegmentError(f"segment {path.name}: {key}.npy is {st.st_size} bytes, not {size}")
+        if (verify or st.st_mtime_ns != mtime_ns) and _crc(file) != crc:
+            raise SegmentError(f"segment {path.name}: {key}.npy is damaged (checksum)")
+        try:
+            arrays[key] = _load_array(file)
+        except Exception as exc:  # numpy's errors for a bad file are of many kinds
+            raise SegmentError(f"segment {path.name}: {key}.npy: {type(exc).__name__}: {exc}") from None
+    segment = Segment(name=path.name, **arrays)
+    _check_shapes(segment)
+    return segment
+
+
+def _check_shapes(seg: Segment) -> None:
+    n_terms, n_postings, n_docs = seg.terms.shape[0], seg.postings.shape[0], seg.doc_ids.shape[0]
+    ok = (
+        all(getattr(seg, key).ndim == 1 for key in ARRAYS)
+        and seg.offsets.shape[0] == n_terms + 1
+        and seg.tfs.shape[0] == n_postings
+        and (n_terms == 0 or int(seg.offsets[-1]) == n_postings)
+        and all(getattr(seg, key).shape[0] == n_docs for key in ("file_ids", "ts", "len_main", "len_tool"))
+    )
+    if not ok:
+        raise SegmentError(f"segment {seg.name}: arrays do not fit together")
+
+
+def _crc(path: Path) -> int:
+    crc = 0
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+    return crc
 
 
 def _load_array(path: Path) -> np.ndarray:
     try:
-        return np.load(path, mmap_mode="r")
-    except ValueError:  # numpy cannot memory-map an empty array
-        return np.load(path)
+        return np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError:  # (older) numpy cannot memory-map an empty array
+        return np.load(path, allow_pickle=False)
 
 
 def segment_disk_bytes(path: Path) -> int:

@@ -1,0 +1,99 @@
+"""The cold index's worker pool: how many workers, and workers that die with their parent.
+
+How many: the CPUs this process may run on — its affinity mask (``taskset``,
+container cpusets) and a cgroup CPU quota (``docker --cpus``), not the machine's
+core count, which starts 8 workers on 2 allowed cores. No fixed cap: the cold
+index kept getting faster up to 16 workers on a 16-core machine (issue 12 §13);
+the number of chunks (one per ~48 MB) bounds it.
+
+Dying with the parent: workers are forked by the multiprocessing forkserver, so
+they are not children of the indexing process and ``PR_SET_PDEATHSIG`` would
+watch the wrong process. Each worker instead polls whether the process that
+started the pool is still alive and exits as soon as it is not (``kill -9`` of
+``relay-search index`` left the forkserver, the workers and the resource tracker
+running forever: the tracker and the forkserver exit once the last worker holding
+their pipes has gone).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+PARENT_POLL = 0.25  # seconds between a worker's checks that its parent still lives
+
+
+def available_cpus() -> int:
+    """CPUs this process may use: affinity, then a cgroup quota, else cpu_count."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    quota = _cgroup_quota()
+    if quota is not None:
+        cpus = min(cpus, max(1, math.ceil(quota)))
+    return max(1, cpus)
+
+
+def _cgroup_quota() -> float | None:
+    """CPUs allowed by this process's cgroup (v2 ``cpu.max``, v1 cfs quota), if limited."""
+    candidates = [Path("/sys/fs/cgroup/cpu.max")]
+    try:
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            if line.startswith("0::"):
+                candidates.insert(0, Path("/sys/fs/cgroup") / line[3:].lstrip("/") / "cpu.max")
+    except OSError:
+        pass
+    for path in candidates:
+        try:
+            quota, period = path.read_text().split()[:2]
+        except (OSError, ValueError):
+            continue
+        return None if quota == "max" else int(quota) / int(period)
+    try:
+        quota = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").read_text())
+        period = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
+    return quota / period if quota > 0 and period > 0 else None
+
+
+def worker_count(chunks: int) -> int:
+    return max(1, min(available_cpus(), chunks))
+
+
+def make_pool(workers: int) -> ProcessPoolExecutor:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["core.ingest", "core.index.workers"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+def _watch_parent(parent: int) -> None:
+    """(In a worker) exit at once when ``parent`` has died."""
+
+    def watch() -> None:
+        while _alive(parent):
+            time.sleep(PARENT_POLL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="relay-search-parent-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, someone else's (pid reused: cannot tell)
+    try:  # Linux: a killed parent its own parent has not reaped yet is a zombie
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
