@@ -26,6 +26,7 @@ from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
 from .reading import MessageReader
 from .refs import format_reference, parse_reference
+from .scope import Scope
 from .sources import all_sources
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
@@ -45,6 +46,7 @@ class Archive:
 
     def __init__(self, config: Config, *, writer: bool, now: Callable[[], float] | None = None) -> None:
         self.config = config
+        self.scope = Scope(config.pattern)  # applied to every answer; the cache holds every project
         self.cache = config.cache_path
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
@@ -230,7 +232,7 @@ class Archive:
             self._refresh_from_disk()
         with self._library_lock:
             if self._library is None or self._library.generation != self.generation:
-                self._library = Library(self.catalog, self.tags.all(), now=self._now())
+                self._library = Library(self.catalog, self.tags.all(), now=self._now(), scope=self.scope)
             return self._library
 
     def _invalidate_library(self) -> None:
@@ -263,7 +265,7 @@ class Archive:
             return []
         ids = [term_id(t) for t in terms]
         allowed = None
-        if project or slug or session_id or agent or user or tags:
+        if project or slug or session_id or agent or user or tags or not self.scope.everything:
             sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, tags=tags)
             if session_id:
                 wanted = {s.session_id for s in self.resolve(session_id).sessions}
@@ -564,18 +566,24 @@ class Archive:
     # --- stats -------------------------------------------------------------------------
 
     def stats(self) -> IndexStats:
-        db = self.catalog.db
-        files = self.catalog.files(("path", "agent", "size", "skipped", "error"))
+        """What is indexed, within this process's scope (index size and segments: the shared cache's)."""
+        lib = self.library
+        files = self.catalog.files(("file_id", "path", "agent", "size", "skipped", "error"))
         snapshot = self._snapshot
-        index_bytes = sum(p.stat().st_size for p in self.cache.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
+        documents = snapshot.n_docs if snapshot else 0
+        if not self.scope.everything:
+            files = [f for f in files if f["file_id"] in lib.files]
+            documents = _count_docs(self.catalog.db, list(lib.files)) if snapshot else 0
+        own = [self.cache / SEGMENTS_DIR, *(p for p in self.cache.glob("catalog.sqlite*"))]
+        index_bytes = sum(p.stat().st_size for top in own for p in ([top] if top.is_file() else top.rglob("*")) if p.is_file())
         agents: dict[str, int] = {}
-        for s in self.library.sessions.values():
+        for s in lib.sessions.values():
             agents[s.agent] = agents.get(s.agent, 0) + 1
         return IndexStats(
             files=len(files),
-            sessions=len(self.library.sessions),
-            turns=int(db.execute("SELECT coalesce(sum(turn_count), 0) FROM sessions").fetchone()[0]),
-            documents=snapshot.n_docs if snapshot else 0,
+            sessions=len(lib.sessions),
+            turns=sum(s.turn_count for s in lib.sessions.values()),
+            documents=documents,
             segments=len(snapshot.segments) if snapshot else 0,
             transcript_bytes=sum(max(0, f["size"]) for f in files),
             index_bytes=index_bytes,
@@ -584,6 +592,14 @@ class Archive:
             errors=tuple((f["path"], f["error"]) for f in files if f["error"]),
             agents=agents,
         )
+
+
+def _count_docs(db, file_ids: list[int]) -> int:
+    total = 0
+    for start in range(0, len(file_ids), 500):
+        batch = file_ids[start : start + 500]
+        total += db.execute(f"SELECT count(*) FROM docs WHERE file_id IN ({','.join('?' * len(batch))})", batch).fetchone()[0]
+    return total
 
 
 def _check_limit(limit: int) -> int:

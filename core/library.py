@@ -18,6 +18,7 @@ from .catalog import Catalog
 from .chains import group_chains
 from .model import SessionInfo
 from .refs import MIN_PREFIX, format_reference
+from .scope import Scope
 
 LIVE_SECONDS = 300  # a session written to within this many seconds is live
 
@@ -37,10 +38,13 @@ class FileEntry:
 
 
 class Library:
-    def __init__(self, catalog: Catalog, tags: dict[str, tuple[str, ...]], now: float | None = None) -> None:
+    def __init__(self, catalog: Catalog, tags: dict[str, tuple[str, ...]], now: float | None = None, scope: Scope | None = None) -> None:
         self.generation = catalog.generation()
         now = time.time() if now is None else now
-        rows = catalog.sessions()
+        # The process's scope (--pattern) applies before anything else: chains,
+        # numbers and project names are those of the sessions this process sees.
+        scope = scope or Scope()
+        rows = [r for r in catalog.sessions() if scope.matches(r["agent"], r["project_key"], r["cwd"])]
         files = {r["file_id"]: r for r in catalog.files(("file_id", "path", "agent", "kind", "session_id", "n_messages", "n_turns", "replay_of"))}
         # SPEC §1: a session's project is its own cwd with the prefix every
         # session's cwd shares removed (a worktree is its own project).

@@ -17,8 +17,9 @@ from .catalog import Catalog, CatalogError
 from .sources import PARSER_VERSION
 from .tokenize import TOKENIZER_VERSION
 
-# What the cached index was made with; any difference means a rebuild.
-INDEX_FORMAT = f"tokenizer {TOKENIZER_VERSION}, parser {PARSER_VERSION}"
+# What the cached index was made with; any difference means a rebuild. ("every
+# project": older caches held only the projects their writer's --pattern selected.)
+INDEX_FORMAT = f"tokenizer {TOKENIZER_VERSION}, parser {PARSER_VERSION}, every project"
 
 CATALOG_FILE = "catalog.sqlite"
 SEGMENTS_DIR = "segments"
