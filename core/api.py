@@ -134,12 +134,15 @@ class Archive:
         """
         return self._first_index.wait(timeout)
 
-    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None) -> UpdateResult:
-        """Bring the index up to date with the disk (all files, or these paths)."""
+    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None, *, quick: bool = False) -> UpdateResult:
+        """Bring the index up to date with the disk (all files, or these paths).
+
+        ``quick``: a one-shot process trusts directory mtimes (core/discovery.py).
+        """
         if not self.writer:
             self._refresh_from_disk()
             return UpdateResult()
-        result = self.indexer.sync(paths, progress)
+        result = self.indexer.sync(paths, progress, quick=quick)
         if paths is None:
             self._first_index.set()
         if self._watcher is not None:  # a long-lived process: keep segments few

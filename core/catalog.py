@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS files(
     replay_of INTEGER
 );
 CREATE INDEX IF NOT EXISTS files_session ON files(session_id);
+CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(
     session_id TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
