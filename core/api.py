@@ -235,7 +235,7 @@ class Archive:
             self._refresh_from_disk()
         with self._library_lock:
             if self._library is None or self._library.generation != self.generation:
-                self._library = Library(self.catalog, self.tags.all(), now=self._now(), scope=self.scope)
+                self._library = Library(self.catalog, self.tags.all(), now=self._now(), scope=self.scope, lazy=True)
             return self._library
 
     def _invalidate_library(self) -> None:
@@ -268,12 +268,16 @@ class Archive:
             return []
         ids = [term_id(t) for t in terms]
         allowed = None
-        if project or slug or session_id or agent or user or tags or not self.scope.everything:
+        if project or slug or session_id or agent or user or tags:
             sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, tags=tags)
             if session_id:
                 wanted = {s.session_id for s in self.resolve(session_id).sessions}
                 sessions = [s for s in sessions if s.session_id in wanted]
             allowed = np.array(lib.file_ids_for(s.session_id for s in sessions), dtype=np.int32)
+            if allowed.shape[0] == 0:
+                return []
+        elif not self.scope.everything:
+            allowed = np.array(lib.in_scope_file_ids(), dtype=np.int32)
             if allowed.shape[0] == 0:
                 return []
         raw = snapshot.search(ids, limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
@@ -285,10 +289,10 @@ class Archive:
         seen: set[tuple[str, int | None]] = set()
         for h in raw:
             doc = docs.get(h.doc_id)
-            entry = lib.files.get(h.file_id)
+            entry = lib.file(h.file_id)
             if doc is None or entry is None:
                 continue
-            info = lib.sessions.get(entry.session_id)
+            info = lib.session(entry.session_id)
             if info is None:
                 continue
             if entry.primary and (not doc["side"] or entry.kind != "main"):
@@ -323,7 +327,7 @@ class Archive:
 
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         """The main-stream turn during which a subagent's work happened."""
-        mains = [e for e in lib.session_files.get(session_id, ()) if e.kind == "main"]
+        mains = [e for e in lib.files_of(session_id) if e.kind == "main"]
         best = None
         for entry in mains:
             row = self.catalog.db.execute(

@@ -65,6 +65,8 @@ CREATE TABLE IF NOT EXISTS sessions(
     mtime_ns INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS sessions_slug ON sessions(slug);
+CREATE INDEX IF NOT EXISTS sessions_continues ON sessions(continues);
+CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd, agent, project_key);
 CREATE TABLE IF NOT EXISTS docs(
     doc_id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL,

@@ -165,7 +165,7 @@ class Indexer:
                 for source in sources:
                     file = source.classify(path, self.config)
                     if file is not None:
-                        found[str(path)] = file
+                        found[str(file.path)] = file  # Ash: state.json and history.jsonl name context.jsonl
                         break
             if rescan:
                 known.update(self._known_files())  # a quick sync's rows are only some of them

@@ -133,3 +133,24 @@ def test_a_dir_changed_within_its_mtime_tick_is_listed_again(tmp_path: Path) -> 
     assert str(d) in discovery.scan([d], first.dirs, now_ns=mtime + 10**10).listed
     settled = discovery.scan([d], {}, now_ns=mtime + 10**10)
     assert settled.dirs[str(d)] == mtime and not discovery.scan([d], settled.dirs, now_ns=mtime + 10**10).changed
+
+
+def test_paths_naming_one_ash_session_read_it_once(tmp_path: Path) -> None:
+    """state.json, history.jsonl and context.jsonl all name one session file (a quick
+    sync lists them together, a watcher reports them together): one read, no
+    duplicate documents."""
+    from core.fixtures.ash import AshSession
+
+    config = Config.from_env({"HOME": str(tmp_path)})
+    ash = AshSession(config.ash_home, "telegram_1_2")
+    ash.user("the albatross module", message_id="u1")
+    ash.assistant("fine", message_id="a1")
+    with Archive.open(config) as archive:
+        docs = archive.catalog.db.execute("SELECT count(*) FROM docs").fetchone()[0]
+        later = time.time() + 5
+        for p in (ash.context, ash.history, ash.state_path):
+            os.utime(p, (later, later))
+        archive.sync(paths=[ash.state_path, ash.history, ash.context])
+        assert archive.catalog.db.execute("SELECT count(*) FROM docs").fetchone()[0] == docs
+        assert archive.catalog.db.execute("SELECT count(*) FROM files").fetchone()[0] == 1
+        assert [h.session_id for h in archive.search("albatross")] == ["telegram_1_2"]

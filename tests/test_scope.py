@@ -64,12 +64,13 @@ def write_corpus(home: Path) -> dict[str, set[str]]:
         gemini.gemini(f"gemini answer {WORD}")
         ids[name].add(gemini.session_id)
         ash = AshSession(config.ash_home, f"telegram_{n}_1", start=start + timedelta(minutes=3), cwd=cwd)
-        ash.user(f"ash {WORD} {name}")
-        ash.assistant(f"ash answer {WORD}")
+        # Unique record ids: sessions sharing ids and text would be linked as continuations.
+        ash.user(f"ash {WORD} {name}", message_id=f"{name}-u1")
+        ash.assistant(f"ash answer {WORD}", message_id=f"{name}-a1")
         ids[name].add(ash.key)
     loose = AshSession(config.ash_home, "telegram_9_9", start=T0 + timedelta(hours=3))
-    loose.user(f"ash {WORD} nowhere")
-    loose.assistant(f"ash answer {WORD}")
+    loose.user(f"ash {WORD} nowhere", message_id="none-u1")
+    loose.assistant(f"ash answer {WORD}", message_id="none-a1")
     ids["none"].add(loose.key)
     return ids
 
