@@ -132,3 +132,12 @@ def files_under(db, columns: tuple[str, ...], directory: str, *, direct: bool) -
 def recent_files(db, columns: tuple[str, ...], now_ns: int) -> list[dict]:
     since = now_ns - RECENT_SECONDS * 1_000_000_000
     return [dict(zip(columns, row)) for row in db.execute(f"SELECT {', '.join(columns)} FROM files WHERE mtime_ns > ?", (since,))]
+
+
+def moved(row: dict) -> bool:
+    """Whether a recorded file is not as recorded (changed, replaced or gone): one stat."""
+    try:
+        st = os.stat(row["path"])
+    except OSError:
+        return True
+    return (st.st_size, st.st_mtime_ns, st.st_ino) != (row["size"], row["mtime_ns"], row["inode"])

@@ -139,8 +139,9 @@ class Indexer:
                 known[row["path"]] = row
             paths.add(Path(directory))
         for row in discovery.recent_files(db, _KNOWN_COLUMNS, time.time_ns()):
-            known[row["path"]] = row
-            paths.add(Path(row["path"]))
+            if row["path"] in known or discovery.moved(row):
+                known[row["path"]] = row
+                paths.add(Path(row["path"]))
         return known, sorted(paths)
 
     def _plan(self, known: dict[str, dict], paths: Iterable[Path] | None) -> tuple[list[Job], list[str]]:

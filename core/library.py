@@ -239,9 +239,22 @@ class Library:
 
     def _common_prefix(self) -> str:
         if self._common is None:
-            rows = self._catalog.db.execute("SELECT DISTINCT cwd, agent, project_key FROM sessions WHERE cwd IS NOT NULL AND cwd != ''")
-            self._common = _common_prefix(cwd for cwd, agent, key in rows if self._scope.matches(agent, key, cwd))
+            self._common = _common_prefix(self._distinct_cwds())
         return self._common
+
+    def _distinct_cwds(self) -> Iterable[str]:
+        """Each project cwd in scope once, stepping the cwd index (not scanning every session)."""
+        db = self._catalog.db
+        cwd = ""
+        while True:
+            row = db.execute("SELECT cwd FROM sessions WHERE cwd > ? ORDER BY cwd LIMIT 1", (cwd,)).fetchone()
+            if row is None:
+                return
+            cwd = row[0]
+            if self._scope.everything or any(
+                self._scope.matches(agent, key, cwd) for agent, key in db.execute("SELECT DISTINCT agent, project_key FROM sessions WHERE cwd=?", (cwd,))
+            ):
+                yield cwd
 
     def _info(self, r: dict, entries: list[FileEntry], common: str) -> SessionInfo:
         sid = r["session_id"]

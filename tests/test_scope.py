@@ -256,3 +256,20 @@ async def test_mcp_takes_the_pattern_as_its_positional_argument(corpus) -> None:
             assert {s["session_id"] for s in sessions.structured_content["sessions"]} == ids["billing"], args
             hits = await client.call_tool("search_history", {"query": WORD, "limit": 50})
             assert {h["session_id"] for h in hits.structured_content["results"]} == ids["billing"], args
+
+
+def test_a_root_gets_a_cache_of_its_own(corpus) -> None:
+    """``--root`` selects other transcripts, so it gets its own cache: running with it
+    changes nothing the default processes see (their cache is not re-synced to it)."""
+    home, ids = corpus
+    assert listed(home, "list", "--json", "--limit", "500") == everything(ids)  # the default cache
+    other = home / "elsewhere"
+    extra = transcript("88888888-0000-4000-8000-000000000008", cwd="/srv/other", start=T0)
+    extra.user(f"elsewhere {WORD}")
+    extra.assistant("ok")
+    extra.write_under(other)
+    claude = {s for s in everything(ids) if s[0] == "0" and s.startswith("0000")}
+    assert claude and listed(home, "--root", str(other), "list", "--json", "--limit", "500") == (everything(ids) - claude) | {extra.session_id}
+    with Archive.open(Config.from_env({"HOME": str(home)}), sync=False) as archive:  # no catch-up: the cache as left
+        assert {s.session_id for s in archive.list_sessions(limit=500)} == everything(ids)
+    assert len(list((home / ".cache" / "relay-search" / "roots").iterdir())) == 1
