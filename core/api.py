@@ -30,6 +30,7 @@ from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
 from .reading import MessageReader
 from .refs import format_reference, parse_reference
+from .scope import Scope
 from .sources import all_sources
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
@@ -53,6 +54,7 @@ class Archive:
         self, config: Config, *, writer: bool, now: Callable[[], float] | None = None, lock_wait: float = 0.0, verify: bool = False
     ) -> None:
         self.config = config
+        self.scope = Scope(config.pattern)  # applied to every answer; the cache holds every project
         self.cache = config.cache_path
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
@@ -152,8 +154,11 @@ class Archive:
         """
         return self._first_index.wait(timeout)
 
-    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None) -> UpdateResult:
-        """Bring the index up to date with the disk (all files, or these paths)."""
+    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None, *, quick: bool = False) -> UpdateResult:
+        """Bring the index up to date with the disk (all files, or these paths).
+
+        ``quick``: a one-shot process trusts directory mtimes (core/discovery.py).
+        """
         if not self.writer:
             self._refresh_from_disk()
             return UpdateResult()
@@ -161,7 +166,7 @@ class Archive:
             paths = {*paths, *self._retry_paths}
         try:
             with disk_full_is_an_error():
-                result = self.indexer.sync(paths, progress)
+                result = self.indexer.sync(paths, progress, quick=quick)
         except OutOfSpace:
             if paths is not None:  # the watcher's next change retries these too
                 self._retry_paths = set(paths)
@@ -259,7 +264,7 @@ class Archive:
             self._refresh_from_disk()
         with self._library_lock:
             if self._library is None or self._library.generation != self.generation:
-                self._library = Library(self.catalog, self.tags.all(), now=self._now())
+                self._library = Library(self.catalog, self.tags.all(), now=self._now(), scope=self.scope, lazy=True)
             return self._library
 
     def _invalidate_library(self) -> None:
@@ -300,6 +305,10 @@ class Archive:
             allowed = np.array(lib.file_ids_for(s.session_id for s in sessions), dtype=np.int32)
             if allowed.shape[0] == 0:
                 return []
+        elif not self.scope.everything:
+            allowed = np.array(lib.in_scope_file_ids(), dtype=np.int32)
+            if allowed.shape[0] == 0:
+                return []
         raw = snapshot.search(ids, limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
         return self._hits(lib, raw, terms, limit)
 
@@ -308,10 +317,10 @@ class Archive:
         best: dict[tuple[str, int | None], tuple[SearchHit, str]] = {}  # one hit per turn: its best passage
         for h in raw:
             doc = docs.get(h.doc_id)
-            entry = lib.files.get(h.file_id)
+            entry = lib.file(h.file_id)
             if doc is None or entry is None:
                 continue
-            info = lib.sessions.get(entry.session_id)
+            info = lib.session(entry.session_id)
             if info is None:
                 continue
             if entry.primary and (not doc["side"] or entry.kind != "main"):
@@ -342,7 +351,7 @@ class Archive:
 
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         """The main-stream turn during which a subagent's work happened."""
-        mains = [e for e in lib.session_files.get(session_id, ()) if e.kind == "main"]
+        mains = [e for e in lib.files_of(session_id) if e.kind == "main"]
         best = None
         for entry in mains:
             row = self.catalog.db.execute(
@@ -588,18 +597,24 @@ class Archive:
     # --- stats -------------------------------------------------------------------------
 
     def stats(self) -> IndexStats:
-        db = self.catalog.db
-        files = self.catalog.files(("path", "agent", "size", "skipped", "skip_reasons", "error"))
+        """What is indexed, within this process's scope (index size and segments: the shared cache's)."""
+        lib = self.library
+        files = self.catalog.files(("file_id", "path", "agent", "size", "skipped", "skip_reasons", "error"))
         snapshot = self._snapshot
-        index_bytes = sum(p.stat().st_size for p in self.cache.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
+        documents = snapshot.n_docs if snapshot else 0
+        if not self.scope.everything:
+            files = [f for f in files if f["file_id"] in lib.files]
+            documents = _count_docs(self.catalog.db, list(lib.files)) if snapshot else 0
+        own = [self.cache / SEGMENTS_DIR, *(p for p in self.cache.glob("catalog.sqlite*"))]
+        index_bytes = sum(p.stat().st_size for top in own for p in ([top] if top.is_file() else top.rglob("*")) if p.is_file())
         agents: dict[str, int] = {}
-        for s in self.library.sessions.values():
+        for s in lib.sessions.values():
             agents[s.agent] = agents.get(s.agent, 0) + 1
         return IndexStats(
             files=len(files),
-            sessions=len(self.library.sessions),
-            turns=int(db.execute("SELECT coalesce(sum(turn_count), 0) FROM sessions").fetchone()[0]),
-            documents=snapshot.n_docs if snapshot else 0,
+            sessions=len(lib.sessions),
+            turns=sum(s.turn_count for s in lib.sessions.values()),
+            documents=documents,
             segments=len(snapshot.segments) if snapshot else 0,
             transcript_bytes=sum(max(0, f["size"]) for f in files),
             index_bytes=index_bytes,
@@ -607,8 +622,16 @@ class Archive:
             files_with_skips=tuple((display_text(f["path"]), f["skipped"]) for f in files if f["skipped"]),
             errors=tuple((display_text(f["path"]), f["error"]) for f in files if f["error"]),
             agents=agents,
-            skip_reasons={f["path"]: json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
+            skip_reasons={display_text(f["path"]): json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
         )
+
+
+def _count_docs(db, file_ids: list[int]) -> int:
+    total = 0
+    for start in range(0, len(file_ids), 500):
+        batch = file_ids[start : start + 500]
+        total += db.execute(f"SELECT count(*) FROM docs WHERE file_id IN ({','.join('?' * len(batch))})", batch).fetchone()[0]
+    return total
 
 
 def _check_limit(limit: int) -> int:

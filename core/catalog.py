@@ -48,6 +48,8 @@ CREATE TABLE IF NOT EXISTS files(
     replay_of INTEGER
 );
 CREATE INDEX IF NOT EXISTS files_session ON files(session_id);
+CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
+CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(
     session_id TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -70,6 +72,8 @@ CREATE TABLE IF NOT EXISTS sessions(
     mtime_ns INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS sessions_slug ON sessions(slug);
+CREATE INDEX IF NOT EXISTS sessions_continues ON sessions(continues);
+CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd, agent, project_key);
 CREATE TABLE IF NOT EXISTS docs(
     doc_id INTEGER PRIMARY KEY,
     file_id INTEGER NOT NULL,

@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tags", nargs="*")
 
     p = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio (for Claude Code)")
+    p.add_argument("scope", nargs="?", metavar="PATTERN", help="same as --pattern (the original design's form)")
 
     p = sub.add_parser("serve", parents=[common], help="HTTP API and MCP over streamable HTTP")
     p.add_argument("--host", default="127.0.0.1")
@@ -108,6 +109,54 @@ def build_parser() -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace, env=None) -> Config:
     return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
+
+
+def _join_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``--pattern -home-me-work*`` → ``--pattern=-home-me-work*`` (and ``mcp -x*`` → ``mcp --pattern=-x*``).
+
+    Every Claude project dir name starts with ``-``, so a pattern usually does too;
+    argparse takes any word starting with ``-`` for an option and rejects it as a
+    value ("expected one argument"). A word after an option that takes a value is
+    that option's value unless it is itself an option this parser knows; after
+    ``mcp``, a word starting with ``-`` that is no option is the positional pattern.
+    """
+    takes_value: set[str] = set()
+    known: set[str] = set()
+
+    def collect(p: argparse.ArgumentParser) -> None:
+        for action in p._actions:
+            known.update(action.option_strings)
+            if action.option_strings and action.nargs != 0:
+                takes_value.update(action.option_strings)
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    collect(child)
+
+    collect(parser)
+
+    def is_option(word: str) -> bool:
+        return word in known or word.split("=", 1)[0] in known
+
+    out: list[str] = []
+    command: str | None = None
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            out.extend(argv[i:])
+            break
+        if word in takes_value and i + 1 < len(argv):
+            value = argv[i + 1]
+            out.extend([f"{word}={value}"] if value.startswith("-") and not is_option(value) else [word, value])
+            i += 2
+            continue
+        if command is None and not word.startswith("-"):
+            command = word
+        elif command == "mcp" and word.startswith("-") and len(word) > 1 and not is_option(word):
+            word = f"--pattern={word}"
+        out.append(word)
+        i += 1
+    return out
 
 
 def _progress_printer() -> callable | None:
@@ -136,8 +185,10 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
     if archive.rebuilt:
         print(archive.rebuilt, file=sys.stderr)
     if sync:
+        # One-shot commands trust directory mtimes (core/discovery.py): a call with
+        # nothing changed costs the same at 100 files as at 100,000.
         try:
-            result = archive.sync(progress=_progress_printer())
+            result = archive.sync(progress=_progress_printer(), quick=True)
         except OutOfSpace as exc:  # not updated, but the last good cache still answers
             print(f"relay-search: {exc}", file=sys.stderr)
             return archive
@@ -284,6 +335,11 @@ def cmd_tag(args) -> int:
 def cmd_mcp(args) -> int:
     from .serve_cli import run_mcp_stdio
 
+    if args.scope is not None:
+        if getattr(args, "pattern", args.scope) != args.scope:
+            raise BadInput(f"two patterns given ({args.scope!r} and --pattern {args.pattern!r}): give one")
+        args.pattern = args.scope
+
     # Serve at once: Claude Code times out a slow MCP start; the server syncs in
     # the background and queries answer from the cache meanwhile.
     with open_archive(args, sync=False) as archive:
@@ -342,7 +398,7 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_dash_values(parser, list(sys.argv[1:] if argv is None else argv)))
     handler = COMMANDS.get(args.command, cmd_app)
     try:
         try:

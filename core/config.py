@@ -6,6 +6,7 @@ Every default derives from ``HOME`` (and each agent's own variable when set), so
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -19,7 +20,7 @@ class Config:
     home: Path
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path | None = None  # --root: the Claude projects dir (or any agent's root)
-    pattern: str = "*"  # --pattern: glob over project dir names
+    pattern: str = "*"  # --pattern: which projects this process answers for (core/scope.py)
     cache_dir: Path | None = None
     data_dir: Path | None = None
     agents: tuple[str, ...] = AGENTS
@@ -76,11 +77,21 @@ class Config:
 
     @property
     def cache_path(self) -> Path:
-        """Derived data (catalog, index): safe to delete, rebuilt on demand."""
+        """Derived data (catalog, index): safe to delete, rebuilt on demand.
+
+        The cache holds everything found under the roots, whatever ``--pattern`` the
+        process writing it has (the pattern filters at query time), so it is keyed by
+        the roots only: the default roots use the cache dir itself, a ``--root`` its
+        own subdir named by a hash of the resolved path.
+        """
         if self.cache_dir is not None:
             return self.cache_dir
         base = self.env.get("XDG_CACHE_HOME")
-        return (Path(base) if base else self.home / ".cache") / "relay-search"
+        cache = (Path(base) if base else self.home / ".cache") / "relay-search"
+        if self.root is None:
+            return cache
+        resolved = str(self.root.resolve())
+        return cache / "roots" / hashlib.sha256(resolved.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
     @property
     def data_path(self) -> Path:

@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from . import discovery
 from . import sessions as session_rows
 from .catalog import Catalog
 from .config import Config
@@ -39,6 +40,8 @@ PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 CHUNK_BYTES = 48 << 20  # one worker task (and one segment) during a cold index
 INLINE_CHUNK_BYTES = 64 << 20  # inline, results are published every ~this many bytes
 MAX_SMALL_SEGMENTS = 8
+
+_KNOWN_COLUMNS = ("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "replay_of", "error")
 
 _encode_state = msgspec.msgpack.Encoder().encode
 _decode_state = msgspec.msgpack.Decoder().decode
@@ -99,10 +102,26 @@ class Indexer:
 
     # --- sync --------------------------------------------------------------------------
 
-    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None) -> UpdateResult:
+    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None, *, quick: bool = False) -> UpdateResult:
+        """Read what changed: these paths, or everything under the roots.
+
+        ``quick`` (a one-shot CLI process): trust directory mtimes and look only at
+        files in changed dirs and recently written ones (core/discovery.py), so a
+        call with nothing changed does not grow with the number of files.
+        """
         with self._sync_lock:
             started = time.perf_counter()
-            known = self._known_files()
+            dirs_before: dict[str, int] = {}
+            dir_scan = None
+            if paths is None:
+                # Dirs are stat-ed (and recorded) before their files are looked at: a
+                # file added meanwhile moves its dir's mtime past the recorded one.
+                dirs_before = discovery.recorded_dirs(self.catalog.db)
+                dir_scan = discovery.scan(self._roots(), dirs_before)
+            if dir_scan is not None and quick and dirs_before:
+                known, paths = self._quick_candidates(dir_scan)
+            else:
+                known = self._known_files()
             jobs, gone = self._plan(known, paths)
             total_bytes = sum(max(0, j.size - j.offset) for j in jobs)
             result = _Tally()
@@ -113,12 +132,37 @@ class Indexer:
             if result.need_links:
                 self._relink(result)
             self.purge_retired()  # what an earlier merge could not delete yet
+            if dir_scan is not None and dir_scan.dirs != dirs_before:
+                with self.catalog.write() as db:
+                    discovery.record(db, dirs_before, dir_scan)
             result.seconds = time.perf_counter() - started
             return result.freeze()
 
+    def _roots(self) -> list[Path]:
+        return [root for source in all_sources(self.config.agents) for root in source.watch_roots(self.config)]
+
     def _known_files(self) -> dict[str, dict]:
-        columns = ("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "replay_of", "error")
-        return {row["path"]: row for row in self.catalog.files(columns)}
+        return {row["path"]: row for row in self.catalog.files(_KNOWN_COLUMNS)}
+
+    def _quick_candidates(self, found: discovery.DirScan) -> tuple[dict[str, dict], list[Path]]:
+        """The catalog rows and paths a quick sync looks at (see core/discovery.py)."""
+        db = self.catalog.db
+        known: dict[str, dict] = {}
+        paths: set[Path] = set()
+        for directory, names in found.listed.items():
+            for row in discovery.files_under(db, _KNOWN_COLUMNS, directory, direct=True):
+                known[row["path"]] = row
+                paths.add(Path(row["path"]))  # still there (stat it) or gone (drop it)
+            paths.update(Path(directory, name) for name in names)
+        for directory in found.vanished:
+            for row in discovery.files_under(db, _KNOWN_COLUMNS, directory, direct=False):
+                known[row["path"]] = row
+            paths.add(Path(directory))
+        for row in discovery.recent_files(db, _KNOWN_COLUMNS, time.time_ns()):
+            if row["path"] in known or discovery.moved(row):
+                known[row["path"]] = row
+                paths.add(Path(row["path"]))
+        return known, sorted(paths)
 
     def _plan(self, known: dict[str, dict], paths: Iterable[Path] | None) -> tuple[list[Job], list[str]]:
         sources = all_sources(self.config.agents)
@@ -142,9 +186,10 @@ class Indexer:
                 for source in sources:
                     file = source.classify(path, self.config)
                     if file is not None:
-                        found[str(path)] = file
+                        found[str(file.path)] = file  # Ash: state.json and history.jsonl name context.jsonl
                         break
             if rescan:
+                known.update(self._known_files())  # a quick sync's rows are only some of them
                 return self._plan(known, None)
         jobs = []
         next_file = self._next_file_id()

@@ -1,7 +1,9 @@
-"""An in-memory view of the catalog's sessions: chains, numbers, names, lookups.
+"""A view of the catalog's sessions: chains, numbers, names, lookups.
 
-Rebuilt from the catalog whenever its generation changes (a few ms for thousands
-of sessions), so every query works on one consistent picture without SQL joins.
+One per catalog generation, so every query works on one consistent picture. The
+embedded archive's is lazy: a search reads only the rows of the sessions it hits
+(building every session of a 100,000-file archive took 7 s); calls that need all
+sessions build the full maps once per generation.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .catalog import Catalog
-from .chains import group_chains
+from .chains import _effective_key, group_chains
 from .fspath import display_text
 from .model import SessionInfo
 from .refs import MIN_PREFIX, format_reference
+from .scope import Scope
 
 LIVE_SECONDS = 300  # a session written to within this many seconds is live
 
@@ -37,81 +40,246 @@ class FileEntry:
     primary: bool  # part of the session's own stream (not a subagent's sidechain)
 
 
+_FILE_COLUMNS = ("file_id", "path", "agent", "kind", "session_id", "n_messages", "n_turns", "replay_of")
+
+
 class Library:
-    def __init__(self, catalog: Catalog, tags: dict[str, tuple[str, ...]], now: float | None = None) -> None:
+    """Sessions of one catalog generation, as seen by one process's scope.
+
+    ``lazy`` (the embedded archive): nothing is loaded up front. Search hits ask
+    for single files and sessions (:meth:`file`, :meth:`session`,
+    :meth:`files_of`), answered from a few indexed catalog rows (the session's
+    chain, its files); the full maps (``sessions``, ``chains``, …) are built on
+    first use by the calls that need every session (listing, filters, resolving).
+    Both paths build each session with the same functions, so they agree.
+    """
+
+    def __init__(
+        self, catalog: Catalog, tags: dict[str, tuple[str, ...]], now: float | None = None, scope: Scope | None = None, *, lazy: bool = False
+    ) -> None:
         self.generation = catalog.generation()
-        now = time.time() if now is None else now
-        rows = catalog.sessions()
-        files = {r["file_id"]: r for r in catalog.files(("file_id", "path", "agent", "kind", "session_id", "n_messages", "n_turns", "replay_of"))}
+        self._catalog = catalog
+        self._tags = tags
+        self._now = time.time() if now is None else now
+        # The process's scope (--pattern) applies before anything else: chains,
+        # numbers and project names are those of the sessions this process sees.
+        self._scope = scope or Scope()
+        self._built = False
+        self._rows: dict[str, dict | None] = {}  # lazily read session rows (None: none in scope)
+        self._one: dict[str, SessionInfo | None] = {}
+        self._one_files: dict[str, list[FileEntry]] = {}
+        self._common: str | None = None
+        if not lazy:
+            self._build()
+
+    # --- the full maps (built on first use) ----------------------------------------------
+
+    def _build(self) -> None:
+        catalog = self._catalog
+        rows = [r for r in catalog.sessions() if self._in_scope(r)]
+        files = {r["file_id"]: r for r in catalog.files(_FILE_COLUMNS)}
         # SPEC §1: a session's project is its own cwd with the prefix every
         # session's cwd shares removed (a worktree is its own project).
-        project_names = _project_names({r["session_id"]: r["cwd"] or None for r in rows})
+        common = _common_prefix(r["cwd"] for r in rows)
         continues = {r["session_id"]: r["continues"] for r in rows if r["continues"]}
         slugs = {r["session_id"]: r["slug"] for r in rows}
-        self.files: dict[int, FileEntry] = {}
-        self.session_files: dict[str, list[FileEntry]] = {}
+        self._files: dict[int, FileEntry] = {}
+        self._session_files: dict[str, list[FileEntry]] = {}
+        self._aliases: dict[str, str] = {}
         base: dict[str, SessionInfo] = {}
-        self.aliases: dict[str, str] = {}
         for r in rows:
             sid = r["session_id"]
-            ids = json.loads(r["file_ids"])
-            entries = []
-            turn_base = seq_base = 0
-            session_rows = [files[fid] for fid in ids if fid in files]
-            orphan = not any(f["kind"] == "main" for f in session_rows)
-            for index, f in enumerate(session_rows):
-                primary = orphan or f["kind"] == "main"
-                entry = FileEntry(f["file_id"], f["path"], f["agent"], f["kind"], sid, turn_base, seq_base, index, f["replay_of"], primary)
-                entries.append(entry)
-                self.files[f["file_id"]] = entry
-                seq_base += f["n_messages"]
-                if primary:
-                    turn_base += f["n_turns"]
-            self.session_files[sid] = entries
+            entries = _entries(sid, [files[fid] for fid in json.loads(r["file_ids"]) if fid in files])
+            for entry in entries:
+                self._files[entry.file_id] = entry
+            self._session_files[sid] = entries
             for alias in json.loads(r["aliases"] or "[]"):
-                self.aliases.setdefault(alias, sid)
-            summary = r["summary"] or r["title"] or r["slug"] or (r["first_prompt"] or "")[:200] or sid
-            base[sid] = SessionInfo(
-                session_id=sid,
-                agent=r["agent"],
-                project=project_names.get(sid) if r["cwd"] else r["project_key"],
-                cwd=r["cwd"],
-                git_branch=r["git_branch"],
-                slug=r["slug"],
-                summary=" ".join(summary.split())[:300],
-                title=r["title"],
-                first_timestamp=r["first_ts"],
-                last_timestamp=r["last_ts"],
-                turn_count=r["turn_count"],
-                message_count=r["message_count"],
-                files=tuple(display_text(e.path) for e in entries),  # FileEntry keeps the exact path
-                user=r["user"],
-                tags=tags.get(sid, ()),
-                is_live=(now - r["mtime_ns"] / 1e9) < LIVE_SECONDS,
-                skipped_lines=r["skipped"],
-                first_prompt=(r["first_prompt"] or None) and " ".join(r["first_prompt"].split())[:300],
-            )
-        self.chains: dict[str, list[SessionInfo]] = {}
-        self.chain_of: dict[str, str] = {}
-        self.sessions: dict[str, SessionInfo] = {}
+                self._aliases.setdefault(alias, sid)
+            base[sid] = self._info(r, entries, common)
+        self._chains: dict[str, list[SessionInfo]] = {}
+        self._chain_of: dict[str, str] = {}
+        self._sessions: dict[str, SessionInfo] = {}
         for key, members in group_chains(base.values(), continues, slugs).items():
-            numbered = []
-            chain_slug = key[5:] if key.startswith("slug:") else None
-            for number, info in enumerate(members, start=1):
-                slug = info.slug or chain_slug
-                info = replace(
-                    info,
-                    slug=slug,
-                    session_number=number,
-                    chain_length=len(members),
-                    ref=format_reference(slug=slug, session_id=info.session_id, numbers=[number], chain_length=len(members)),
-                )
-                numbered.append(info)
-                self.sessions[info.session_id] = info
-                self.chain_of[info.session_id] = key
-            self.chains[key] = numbered
-        self.slugs = {k[5:]: k for k in self.chains if k.startswith("slug:")}
-        self._sorted_ids = sorted(self.sessions)
+            numbered = _numbered(key, members)
+            for info in numbered:
+                self._sessions[info.session_id] = info
+                self._chain_of[info.session_id] = key
+            self._chains[key] = numbered
+        self._slugs = {k[5:]: k for k in self._chains if k.startswith("slug:")}
+        self._sorted = sorted(self._sessions)
+        self._built = True
+
+    def _ensure(self) -> None:
+        if not self._built:
+            self._build()
+
+    @property
+    def sessions(self) -> dict[str, SessionInfo]:
+        self._ensure()
+        return self._sessions
+
+    @property
+    def chains(self) -> dict[str, list[SessionInfo]]:
+        self._ensure()
+        return self._chains
+
+    @property
+    def chain_of(self) -> dict[str, str]:
+        self._ensure()
+        return self._chain_of
+
+    @property
+    def slugs(self) -> dict[str, str]:
+        self._ensure()
+        return self._slugs
+
+    @property
+    def files(self) -> dict[int, FileEntry]:
+        self._ensure()
+        return self._files
+
+    @property
+    def session_files(self) -> dict[str, list[FileEntry]]:
+        self._ensure()
+        return self._session_files
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        self._ensure()
+        return self._aliases
+
+    @property
+    def _sorted_ids(self) -> list[str]:
+        self._ensure()
+        return self._sorted
+
+    # --- single lookups (lazy: a few indexed rows) -----------------------------------------
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        if self._built:
+            return self._sessions.get(session_id)
+        if session_id not in self._one:
+            self._load_chain(session_id)
+        return self._one.get(session_id)
+
+    def files_of(self, session_id: str) -> list[FileEntry]:
+        if self._built:
+            return self._session_files.get(session_id, [])
+        if session_id not in self._one:
+            self._load_chain(session_id)
+        return self._one_files.get(session_id, [])
+
+    def file(self, file_id: int) -> FileEntry | None:
+        if self._built:
+            return self._files.get(file_id)
+        got = self._catalog.db.execute("SELECT session_id FROM files WHERE file_id=?", (file_id,)).fetchone()
+        if not got or not got[0]:
+            return None
+        return next((e for e in self.files_of(got[0]) if e.file_id == file_id), None)
+
+    def in_scope_file_ids(self) -> list[int]:
+        """Every file of every session in scope, without building the sessions."""
+        if self._built:
+            return list(self._files)
+        rows = self._catalog.db.execute("SELECT agent, project_key, cwd, file_ids FROM sessions")
+        return [fid for agent, key, cwd, ids in rows if self._scope.matches(agent, key, cwd) for fid in json.loads(ids)]
+
+    def _in_scope(self, row: dict) -> bool:
+        return self._scope.matches(row["agent"], row["project_key"], row["cwd"])
+
+    def _row(self, session_id: str) -> dict | None:
+        if session_id not in self._rows:
+            found = self._catalog.sessions("WHERE session_id=?", (session_id,))
+            self._rows[session_id] = found[0] if found and self._in_scope(found[0]) else None
+        return self._rows[session_id]
+
+    def _remember(self, rows: list[dict]) -> list[dict]:
+        kept = [r for r in rows if self._in_scope(r)]
+        for r in kept:
+            self._rows.setdefault(r["session_id"], r)
+        return kept
+
+    def _load_chain(self, session_id: str) -> None:
+        """Number the chain of one session, reading only that chain's rows."""
+        if self._row(session_id) is None:
+            self._one[session_id] = None
+            return
+        continues = _Column(self._row, "continues")
+        slugs = _Column(self._row, "slug")
+        key = _effective_key(session_id, continues, slugs)
+        found: dict[str, dict] = {}
+        frontier: list[str] = []
+        if key.startswith("slug:"):
+            frontier = [r["session_id"] for r in self._remember(self._catalog.sessions("WHERE slug=?", (key[5:],)))]
+        else:  # root:R — R itself may be gone or out of scope; what continues it is not
+            frontier = [key[5:]]
+        # Slug-less sessions that continue a member join its chain (core/chains.py).
+        while frontier:
+            for sid in frontier:
+                found[sid] = self._row(sid)  # type: ignore[assignment]
+            marks = ",".join("?" * len(frontier))
+            more = self._remember(self._catalog.sessions(f"WHERE continues IN ({marks}) AND (slug IS NULL OR slug='')", frontier))
+            frontier = [r["session_id"] for r in more if r["session_id"] not in found]
+        members = [r for sid, r in found.items() if r is not None and _effective_key(sid, continues, slugs) == key]
+        ids = [fid for r in members for fid in json.loads(r["file_ids"])]
+        files = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            where = f"WHERE file_id IN ({','.join('?' * len(batch))})"
+            files.update((r["file_id"], r) for r in self._catalog.files(_FILE_COLUMNS, where, batch))
+        common = self._common_prefix()
+        base = []
+        for r in members:
+            entries = _entries(r["session_id"], [files[fid] for fid in json.loads(r["file_ids"]) if fid in files])
+            self._one_files[r["session_id"]] = entries
+            base.append(self._info(r, entries, common))
+        base.sort(key=lambda s: (s.first_timestamp or "", s.session_id))
+        for info in _numbered(key, base):
+            self._one[info.session_id] = info
+        self._one.setdefault(session_id, None)
+
+    def _common_prefix(self) -> str:
+        if self._common is None:
+            self._common = _common_prefix(self._distinct_cwds())
+        return self._common
+
+    def _distinct_cwds(self) -> Iterable[str]:
+        """Each project cwd in scope once, stepping the cwd index (not scanning every session)."""
+        db = self._catalog.db
+        cwd = ""
+        while True:
+            row = db.execute("SELECT cwd FROM sessions WHERE cwd > ? ORDER BY cwd LIMIT 1", (cwd,)).fetchone()
+            if row is None:
+                return
+            cwd = row[0]
+            if self._scope.everything or any(
+                self._scope.matches(agent, key, cwd) for agent, key in db.execute("SELECT DISTINCT agent, project_key FROM sessions WHERE cwd=?", (cwd,))
+            ):
+                yield cwd
+
+    def _info(self, r: dict, entries: list[FileEntry], common: str) -> SessionInfo:
+        sid = r["session_id"]
+        summary = r["summary"] or r["title"] or r["slug"] or (r["first_prompt"] or "")[:200] or sid
+        return SessionInfo(
+            session_id=sid,
+            agent=r["agent"],
+            project=_project_name(sid, r["cwd"], common) if r["cwd"] else r["project_key"],
+            cwd=r["cwd"],
+            git_branch=r["git_branch"],
+            slug=r["slug"],
+            summary=" ".join(summary.split())[:300],
+            title=r["title"],
+            first_timestamp=r["first_ts"],
+            last_timestamp=r["last_ts"],
+            turn_count=r["turn_count"],
+            message_count=r["message_count"],
+            files=tuple(display_text(e.path) for e in entries),  # FileEntry keeps the exact path
+            user=r["user"],
+            tags=self._tags.get(sid, ()),
+            is_live=(self._now - r["mtime_ns"] / 1e9) < LIVE_SECONDS,
+            skipped_lines=r["skipped"],
+            first_prompt=(r["first_prompt"] or None) and " ".join(r["first_prompt"].split())[:300],
+        )
 
     # --- lookups ------------------------------------------------------------------------
 
@@ -140,28 +308,72 @@ class Library:
         return [e.file_id for sid in session_ids for e in self.session_files.get(sid, ())]
 
 
-def _project_names(cwds: dict[str, str | None]) -> dict[str, str]:
-    """Project names: each project's cwd with the prefix all projects share removed.
+class _Column:
+    """``.get(session_id)`` of one column of the lazily read session rows (for chain keys)."""
+
+    def __init__(self, row, column: str) -> None:
+        self.row = row
+        self.column = column
+
+    def get(self, session_id: str, default=None):
+        r = self.row(session_id)
+        return (r[self.column] or default) if r is not None else default
+
+
+def _entries(session_id: str, rows: list[dict]) -> list[FileEntry]:
+    """A session's files in stream order, with each one's first turn and message number."""
+    entries = []
+    turn_base = seq_base = 0
+    orphan = not any(f["kind"] == "main" for f in rows)
+    for index, f in enumerate(rows):
+        primary = orphan or f["kind"] == "main"
+        entries.append(FileEntry(f["file_id"], f["path"], f["agent"], f["kind"], session_id, turn_base, seq_base, index, f["replay_of"], primary))
+        seq_base += f["n_messages"]
+        if primary:
+            turn_base += f["n_turns"]
+    return entries
+
+
+def _numbered(key: str, members: list[SessionInfo]) -> list[SessionInfo]:
+    """A chain's sessions (oldest first) with their numbers and references."""
+    chain_slug = key[5:] if key.startswith("slug:") else None
+    numbered = []
+    for number, info in enumerate(members, start=1):
+        slug = info.slug or chain_slug
+        numbered.append(
+            replace(
+                info,
+                slug=slug,
+                session_number=number,
+                chain_length=len(members),
+                ref=format_reference(slug=slug, session_id=info.session_id, numbers=[number], chain_length=len(members)),
+            )
+        )
+    return numbered
+
+
+def _common_prefix(cwds: Iterable[str | None]) -> str:
+    """The path every project's cwd shares (removed from project names)."""
+    distinct = sorted({cwd.rstrip("/") for cwd in cwds if cwd})
+    if len(distinct) <= 1:
+        return ""
+    try:
+        return os.path.commonpath(distinct)
+    except ValueError:
+        return ""
+
+
+def _project_name(key: str, cwd: str | None, common: str) -> str:
+    """A project's name: its cwd with the common prefix removed.
 
     A project whose records carry no cwd keeps its dir name (decoding Claude's
     dir names is lossy: ``-`` stands for both ``/`` and ``-``).
     """
-    distinct = sorted({cwd.rstrip("/") for cwd in cwds.values() if cwd})
-    common = ""
-    if len(distinct) > 1:
-        try:
-            common = os.path.commonpath(distinct)
-        except ValueError:
-            common = ""
-    names = {}
-    for key, cwd in cwds.items():
-        if not cwd:
-            names[key] = key
-            continue
-        path = cwd.rstrip("/")
-        if common and path != common and path.startswith(common + "/"):
-            name = path[len(common) + 1 :]
-        else:
-            name = Path(path).name or path
-        names[key] = name or key
-    return names
+    if not cwd:
+        return key
+    path = cwd.rstrip("/")
+    if common and path != common and path.startswith(common + "/"):
+        name = path[len(common) + 1 :]
+    else:
+        name = Path(path).name or path
+    return name or key

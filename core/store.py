@@ -20,8 +20,10 @@ from .catalog import Catalog, CatalogError, not_damage
 from .sources import PARSER_VERSION
 from .tokenize import TOKENIZER_VERSION
 
-# What the cached index was made with; any difference means a rebuild.
-INDEX_FORMAT = f"tokenizer {TOKENIZER_VERSION}, parser {PARSER_VERSION}, segments 2"  # 2: with manifests
+# What the cached index was made with; any difference means a rebuild. ("every
+# project": older caches held only the projects their writer's --pattern selected;
+# segments 2: with manifests.)
+INDEX_FORMAT = f"tokenizer {TOKENIZER_VERSION}, parser {PARSER_VERSION}, segments 2, every project"
 
 CATALOG_FILE = "catalog.sqlite"
 SEGMENTS_DIR = "segments"

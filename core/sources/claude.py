@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +138,9 @@ class ClaudeSource:
             children = sorted(root.iterdir())
         except OSError:
             return []
-        return [p for p in children if p.is_dir() and fnmatchcase(p.name, config.pattern)]
+        # Every project: --pattern filters at query time (core/scope.py), so one cache
+        # serves processes of every scope.
+        return [p for p in children if p.is_dir()]
 
     def discover(self, config: Config) -> Iterator[SourceFile]:
         for project in self.project_dirs(config):
@@ -165,7 +166,7 @@ class ClaudeSource:
         except ValueError:
             return None
         parts = rel.parts
-        if not parts or not fnmatchcase(parts[0], config.pattern):
+        if not parts:
             return None
         if len(parts) == 2:
             return self._top_level(path, parts[0])
