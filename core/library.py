@@ -51,6 +51,8 @@ class Library:
         self.session_files: dict[str, list[FileEntry]] = {}
         base: dict[str, SessionInfo] = {}
         self.aliases: dict[str, str] = {}
+        # SPEC §5: `project` matches the project name or the agent's project dir name.
+        self.project_dirs: dict[str, str] = {r["session_id"]: r["project_key"] or "" for r in rows}
         for r in rows:
             sid = r["session_id"]
             ids = json.loads(r["file_ids"])
@@ -93,17 +95,24 @@ class Library:
         self.chains: dict[str, list[SessionInfo]] = {}
         self.chain_of: dict[str, str] = {}
         self.sessions: dict[str, SessionInfo] = {}
-        for key, members in group_chains(base.values(), continues, slugs).items():
+        grouped = group_chains(base.values(), continues, slugs)
+        # name → chain key: slugs, plus a name for each slug-less continuation chain
+        self.chain_names: dict[str, str] = {k[5:]: k for k in grouped if k.startswith("slug:")}
+        for key, members in grouped.items():
             numbered = []
             chain_slug = key[5:] if key.startswith("slug:") else None
+            name = chain_slug or (_unslugged_name(members[0].session_id, self.chain_names) if len(members) > 1 else None)
+            if name and not chain_slug:
+                self.chain_names[name] = key
             for number, info in enumerate(members, start=1):
                 slug = info.slug or chain_slug
                 info = replace(
                     info,
                     slug=slug,
+                    chain_name=name,
                     session_number=number,
                     chain_length=len(members),
-                    ref=format_reference(slug=slug, session_id=info.session_id, numbers=[number], chain_length=len(members)),
+                    ref=format_reference(slug=name, session_id=info.session_id, numbers=[number], chain_length=len(members)),
                 )
                 numbered.append(info)
                 self.sessions[info.session_id] = info
@@ -137,6 +146,15 @@ class Library:
 
     def file_ids_for(self, session_ids: Iterable[str]) -> list[int]:
         return [e.file_id for sid in session_ids for e in self.session_files.get(sid, ())]
+
+
+def _unslugged_name(first_id: str, taken: dict[str, str]) -> str:
+    """A slug-less chain's name: its first session's id prefix (8 characters, longer
+    if another chain already has that name), so ``0fae0449#1-2`` can address it."""
+    length = MIN_PREFIX
+    while first_id[:length] in taken and length < len(first_id):
+        length += 1
+    return first_id[:length] if first_id[:length] not in taken else first_id
 
 
 def _project_names(cwds: dict[str, str | None]) -> dict[str, str]:
