@@ -122,9 +122,8 @@ class Session(_Out):
     user: str | None = None
     tags: list[str] = []
     is_live: bool = False
-    session_number: int | None = Field(
-        None, description="1-based position in the chain; only when listing one chain (slug given)."
-    )
+    # session_number (the N of slug#N) is present only when list_sessions lists one
+    # chain (SPEC §5): declared here it would appear as null in every other listing.
     chain_length: int | None = None
     chain_name: str | None = Field(
         None, description="The chain's name in references: its slug, or a slug-less chain's first id prefix."
@@ -209,7 +208,7 @@ class SessionMessage(_Out):
     file_index: int | None = None
     sequence: int | None = None
     is_sidechain: bool = Field(False, description="A subagent's message, placed where it happened.")
-    session_id: str | None = Field(None, description="On a session_boundary marker: the session that follows.")
+    session_id: str | None = Field(None, description="The message's session (a marker: the session that follows).")
 
 
 class SessionMessages(_Out):

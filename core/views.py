@@ -96,19 +96,16 @@ class MessageContext:
 
 def session_message_dict(message: Message) -> dict[str, Any]:
     """A message as ``get_session_messages`` and the HTTP messages API give it."""
-    if message.type == BOUNDARY:  # a stitched stream's marker: which session follows
-        return {
-            "role": "system", "type": BOUNDARY, "text": message.text, "timestamp": message.timestamp,
-            "session_id": message.session_id,
-        }  # fmt: skip
+    marker = message.type == BOUNDARY  # a stitched stream's marker: the session that follows
     return {
         "role": public_role(message.role, message.type),
         "type": message.type,
         "text": message.text,
         "timestamp": message.timestamp,
-        "entry_index": message.entry_index,
-        "file_index": message.file_index,
-        "sequence": message.sequence,
+        "session_id": message.session_id,
+        "entry_index": None if marker else message.entry_index,
+        "file_index": None if marker else message.file_index,
+        "sequence": None if marker else message.sequence,
         "is_sidechain": message.is_sidechain,
         **({"tool_name": message.tool_name} if message.tool_name else {}),
     }
