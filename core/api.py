@@ -14,12 +14,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-import msgspec
 import numpy as np
 
-from . import coverage, handoff, snippets
+from . import answers, coverage, handoff, snippets
 from .arguments import out_of_bounds
-from .budget import DEFAULT_TURNS, RESULT_BUDGET, clip_to_fit, take_within
+from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .catalog import CatalogError
 from .chains import parse_session_range
 from .config import Config
@@ -37,7 +36,6 @@ from .tags import TagStore
 from .timeutil import parse_ts, parse_user_time
 from .tokenize import default_tokenizer, term_id
 from .turns import build_turns
-from .views import turn_to_dict
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
 from .watch import Watcher
 
@@ -451,21 +449,15 @@ class Archive:
         return build_turns(self.reader.session(self.library.session_files.get(info.session_id, [])))
 
     def read_turn(self, ref: str, turn_number: int | None = None, *, budget: int | None = RESULT_BUDGET) -> Turn:
+        """One turn of one session (a chain, a range or a conflicting turn_number is refused)."""
         resolved = self.resolve(ref)
         number = coverage.turn_number(resolved, turn_number)
         info = coverage.one_session(resolved, "read_turn")
         turns = self.turns(info)
-        total = info.turn_count
         if number < 0 or number >= len(turns):
-            raise NotFound(f"Turn {number} out of range (session has {max(total, len(turns))} turns)")
+            raise NotFound(f"Turn {number} out of range (session has {max(info.turn_count, len(turns))} turns)")
         turn_ref = coverage.ref_for((info,), resolved.chain, single=resolved.single, turn=number)
-        turn = replace(turns[number], ref=turn_ref)
-        where = f"get_message_context(session_id={turn_ref.split(':')[0]!r}, sequence={turn.first_sequence}) reads its messages"
-        (user, assistant), _ = clip_to_fit(
-            [turn.user_text, turn.assistant_text],
-            lambda t: turn_to_dict(replace(turn, user_text=t[0], assistant_text=t[1])), budget, where,
-        )  # fmt: skip
-        return replace(turn, user_text=user, assistant_text=assistant)
+        return answers.clipped_turn(replace(turns[number], ref=turn_ref), budget)
 
     def get_conversation(
         self,
@@ -499,29 +491,7 @@ class Archive:
         if roles:
             turns = [_only_roles(t, set(roles)) for t in turns]
         covered = coverage.ref_for(sessions, resolved.chain, single=resolved.single, turn=resolved.turn)
-        page = turns[offset : None if limit is None else offset + limit]
-
-        def build(kept, cut=None) -> Conversation:
-            end = offset + len(kept)
-            return Conversation(
-                sessions=tuple(sessions), turns=tuple(kept), total_turns=len(turns), ref=covered, offset=offset,
-                limit=limit, next_offset=end if end < len(turns) else None, cut=cut,
-            )  # fmt: skip
-
-        n = take_within(page, lambda kept: build(kept).to_dict(), budget)
-        if n < len(page):
-            more = f"call again with offset={offset + n}" if n else ""
-            return build(page[:n], f"{len(page) - n} of {len(page)} turns left out to stay within the {RESULT_BUDGET:,}-character result budget; {more}")
-        if page and budget is not None:
-            first = page[0]
-            where = f"read_turn({covered!r}) on turn {first.number} reads it whole"
-            texts, cut = clip_to_fit(
-                [first.user_text, first.assistant_text],
-                lambda t: build([replace(first, user_text=t[0], assistant_text=t[1])]).to_dict(), budget, where,
-            )  # fmt: skip
-            if cut:
-                return build([replace(first, user_text=texts[0], assistant_text=texts[1])], f"{cut:,} characters of turn {first.number} cut to stay within the {RESULT_BUDGET:,}-character result budget")
-        return build(page)
+        return answers.conversation_page(sessions, turns, ref=covered, offset=offset, limit=limit, budget=budget)
 
     def get_message_context(
         self, ref: str, sequence: int, *, before: int = 5, after: int = 5, include_tool_outputs: bool = True,
@@ -530,32 +500,12 @@ class Archive:
         """A message and its neighbours in the session's time order (subagents interleaved)."""
         resolved = self.resolve(ref)
         info = coverage.one_session(resolved, "get_message_context")
-        everything = chronological(self.reader.session(self.library.session_files.get(info.session_id, [])))
-        messages = everything
-        if not include_tool_outputs:
-            messages = [m for m in messages if m.type != "tool_result" or m.sequence == sequence]
-        index = next((i for i, m in enumerate(messages) if m.sequence == sequence), None)
-        if index is None:
-            last = len(everything) - 1
-            raise NotFound(f"Sequence {sequence} out of range (session has messages 0-{last})")
-        lo = max(0, index - max(0, before))
-        hi = min(len(messages), index + 1 + max(0, after))
-        shown = messages[lo:hi]
+        messages = chronological(self.reader.session(self.library.session_files.get(info.session_id, [])))
         covered = coverage.ref_for((info,), resolved.chain, single=resolved.single)
-
-        def build(texts: list[str], cut: str | None = None) -> MessageContext:
-            clipped = [msgspec.structs.replace(m, text=t) for m, t in zip(shown, texts)]
-            at = index - lo
-            return MessageContext(
-                previous=tuple(clipped[:at]), current=clipped[at], following=tuple(clipped[at + 1 :]),
-                has_more_before=lo > 0, has_more_after=hi < len(messages), first_sequence=shown[0].sequence,
-                last_sequence=shown[-1].sequence, session_id=info.session_id, project=info.project, ref=covered,
-                total_messages=len(everything), cut=cut,
-            )  # fmt: skip
-
-        where = "ask for fewer messages around it (before/after), or read it via the messages API"
-        texts, cut = clip_to_fit([m.text for m in shown], lambda t: build(t).to_dict(), budget, where)
-        return build(texts, f"{cut:,} characters of long messages cut to stay within the {RESULT_BUDGET:,}-character result budget" if cut else None)
+        return answers.message_context(
+            messages, sequence, before=before, after=after, include_tool_outputs=include_tool_outputs, info=info,
+            ref=covered, budget=budget,
+        )  # fmt: skip
 
     def message_sessions(self, ref: str) -> tuple[str, tuple[SessionInfo, ...]]:
         """(the ref covered, the sessions) a messages call streams: a session, a range or a chain."""
@@ -576,9 +526,8 @@ class Archive:
         lib = self.library
         plan = []
         for info in sessions:
-            files = list(lib.session_files.get(info.session_id, []))
             own = coverage.ref_for((info,), lib.chain(info.session_id)) if len(sessions) > 1 else info.session_id
-            plan.append((info, own, [self.reader.iter_file(f) for f in files]))
+            plan.append((info, own, [self.reader.iter_file(f) for f in lib.session_files.get(info.session_id, [])]))
 
         def keep(message: Message) -> bool:
             if message.type in ("tool_use", "tool_result") and not include_tools:
@@ -595,49 +544,18 @@ class Archive:
         if offset < 0:
             raise BadInput("offset must be 0 or more")
         covered, sessions = self.message_sessions(ref)
-        stream = list(self.iter_session_messages(ref, since=since, include_tools=include_tools, include_thinking=include_thinking))
-        rest = stream[offset:]
-
-        def build(kept, cut=None) -> MessagesPage:
-            end = offset + len(kept)
-            return MessagesPage(ref=covered, sessions=sessions, messages=tuple(kept), offset=offset,
-                                next_offset=end if end < len(stream) else None, cut=cut)  # fmt: skip
-
-        n = take_within(rest, lambda kept: build(kept).to_dict(), budget)
-        if n < len(rest):
-            return build(rest[:n], f"{len(rest) - n} messages left out to stay within the {RESULT_BUDGET:,}-character result budget; call again with offset={offset + n} (same since)")
-        if rest and budget is not None:
-            texts, cut = clip_to_fit([rest[0].text], lambda t: build([msgspec.structs.replace(rest[0], text=t[0])]).to_dict(), budget, "the HTTP messages API has it whole")
-            if cut:
-                return build([msgspec.structs.replace(rest[0], text=texts[0])], f"{cut:,} characters of one long message cut to stay within the {RESULT_BUDGET:,}-character result budget")
-        return build(rest)
+        options = {"since": since, "include_tools": include_tools, "include_thinking": include_thinking}
+        stream = list(self.iter_session_messages(ref, **options))
+        return answers.messages_page(stream, sessions, ref=covered, offset=offset, budget=budget)
 
     def session_statistics(self, ref: str) -> dict:
         """Counts over every session the reference names (a session, a range, a chain)."""
         resolved = self.resolve(ref)
         if resolved.turn is not None:
             raise BadInput(f"{ref!r} names a turn; statistics cover sessions (drop the :{resolved.turn})")
-        sessions = resolved.sessions
-        tools: dict[str, int] = {}
-        count = 0
-        for info in sessions:
-            for m in self.reader.session(self.library.session_files.get(info.session_id, [])):
-                count += 1
-                if m.type == "tool_use":
-                    tools[m.tool_name or "tool"] = tools.get(m.tool_name or "tool", 0) + 1
-        firsts = [s.first_timestamp for s in sessions if s.first_timestamp]
-        lasts = [s.last_timestamp for s in sessions if s.last_timestamp]
-        return {
-            "ref": coverage.ref_for(sessions, resolved.chain, single=resolved.single),
-            "session_id": sessions[0].session_id,
-            "session_ids": [s.session_id for s in sessions],
-            "turns": sum(s.turn_count for s in sessions),
-            "messages": count,
-            "tool_calls": sum(tools.values()),
-            "tool_calls_by_name": dict(sorted(tools.items(), key=lambda kv: -kv[1])),
-            "first_activity": min(firsts) if firsts else None,
-            "last_activity": max(lasts) if lasts else None,
-        }
+        covered = coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single)
+        files = self.library.session_files
+        return answers.statistics(resolved.sessions, lambda s: self.reader.session(files.get(s.session_id, [])), ref=covered)
 
     # --- handoff -----------------------------------------------------------------------
 
