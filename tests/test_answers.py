@@ -410,3 +410,20 @@ async def test_over_stdio(tmp_path: Path) -> None:
         ctx = await ok(c, "get_message_context", session_id=S2, sequence=0)
         assert ctx["target_sequence"] == 0 and ctx["total_messages"] > 0
         assert "session_number" not in (await ok(c, "list_sessions"))["sessions"][0]
+
+
+def test_cli_shows_a_whole_conversation_and_addresses_slugless_chains(archive: Archive, tmp_path: Path) -> None:
+    cli = Path(sys.executable).with_name("relay-search")
+
+    def run(*args: str) -> dict[str, Any]:
+        proc = subprocess.run([str(cli), *args, "--json"], capture_output=True, text=True,
+                              env={"HOME": str(tmp_path), "PATH": ""}, timeout=60)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    whole = run("show", HUGE)  # a terminal gets it all: no default page, no budget
+    assert len(whole["turns"]) == HUGE_TURNS + 1 and whole["next_offset"] is None and whole["cut"] is None
+    paged = run("show", HUGE, "--limit", "2")
+    assert len(paged["turns"]) == 2 and paged["next_offset"] == 2
+    chain = run("list", "--slug", FIRST[:8])["sessions"]
+    assert [(s["session_id"], s["session_number"]) for s in chain] == [(FIRST, 1), (LATER, 2)]
