@@ -427,3 +427,11 @@ def test_cli_shows_a_whole_conversation_and_addresses_slugless_chains(archive: A
     assert len(paged["turns"]) == 2 and paged["next_offset"] == 2
     chain = run("list", "--slug", FIRST[:8])["sessions"]
     assert [(s["session_id"], s["session_number"]) for s in chain] == [(FIRST, 1), (LATER, 2)]
+
+
+def test_handoff_names_a_slugless_chain(archive: Archive) -> None:
+    name = FIRST[:8]
+    block = archive.reference_block(f"{name}#1-2")
+    assert block.splitlines()[0] == f"relay-search reference: {name}#1-2"
+    assert "sessions 1-2 of 2" in block and f'get_conversation(session_id_or_slug="{name}#1-2")' in block
+    assert archive.reference_block(f"{name}#2").splitlines()[0] == f"relay-search reference: {name}#2"
