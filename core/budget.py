@@ -37,9 +37,20 @@ def fits(payload: Any, budget: int | None) -> bool:
 def take_within(items: Sequence[T], render: Callable[[Sequence[T]], Any], budget: int | None) -> int:
     """How many leading ``items`` fit in one answer rendered by ``render`` (at least 1
     when there are any: a lone item too big is clipped by :func:`clip_to_fit`)."""
-    if budget is None or fits(render(items), budget):
+    if budget is None:
         return len(items)
-    low, high = 1, len(items)  # the largest n with render(items[:n]) within budget
+    # An upper bound from each item's own size, so a long stream is never rendered
+    # whole: only about a budget's worth of items is looked at.
+    base = result_size(render(items[:0]))
+    total, bound = base, 0
+    for item in items:
+        total += result_size(render([item])) - base
+        if total > budget:
+            break
+        bound += 1
+    if bound == len(items) and fits(render(items), budget):
+        return len(items)
+    low, high = 1, max(1, min(len(items), bound + 1))  # the largest n with render(items[:n]) within budget
     while low < high:
         mid = (low + high + 1) // 2
         if fits(render(items[:mid]), budget):

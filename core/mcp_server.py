@@ -133,6 +133,8 @@ class Session(_Out):
 
 class SessionList(_Out):
     sessions: list[Session]
+    next_offset: int | None = Field(None, description="Set when the size budget cut this page: pass as offset.")
+    cut: str | None = Field(None, description="What the size budget left out, and how to get it.")
 
 
 class ToolUse(_Out):
@@ -363,7 +365,7 @@ def build_server(archive: Archive) -> MCPServer:
                 project=project, slug=slug, agent=agent, user=user, date_from=date_from,
                 date_to=date_to, tags=tags, limit=limit, offset=offset,
             )  # fmt: skip
-            return SessionList.model_validate(session_list_dict(sessions, slug=slug))
+            return SessionList.model_validate(session_list_dict(sessions, slug=slug, offset=offset, budget=RESULT_BUDGET))
 
     @tool
     def get_conversation(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .budget import RESULT_BUDGET, take_within
 from .model import Message, SessionInfo, Turn, public_role
 
 BOUNDARY = "session_boundary"  # core.streams.BOUNDARY (views import nothing of the core's logic)
@@ -111,11 +112,14 @@ def session_message_dict(message: Message) -> dict[str, Any]:
     }
 
 
-def session_list_dict(sessions: list[SessionInfo], *, slug: str | None) -> dict[str, Any]:
+def session_list_dict(
+    sessions: list[SessionInfo], *, slug: str | None, offset: int = 0, budget: int | None = None
+) -> dict[str, Any]:
     """``list_sessions``: ``session_number`` only in a chain's listing (SPEC §5).
 
     In a global listing a session's number is meaningless on its own; its ``ref``
-    (``slug#4``) still says where it sits in its chain.
+    (``slug#4``) still says where it sits in its chain. With a ``budget`` (the MCP
+    tool) the page is cut to fit; ``cut`` and ``next_offset`` then say so.
     """
     rows = []
     for info in sessions:
@@ -123,7 +127,12 @@ def session_list_dict(sessions: list[SessionInfo], *, slug: str | None) -> dict[
         if not slug:
             row.pop("session_number", None)
         rows.append(row)
-    return {"sessions": rows}
+    n = take_within(rows, lambda kept: {"sessions": list(kept)}, budget)
+    if n == len(rows):
+        return {"sessions": rows}
+    cut = (f"{len(rows) - n} of {len(rows)} sessions left out to stay within the {RESULT_BUDGET:,}-character "
+           f"result budget; call again with offset={offset + n}")  # fmt: skip
+    return {"sessions": rows[:n], "next_offset": offset + n, "cut": cut}
 
 
 @dataclass(frozen=True, slots=True)

@@ -435,3 +435,27 @@ def test_handoff_names_a_slugless_chain(archive: Archive) -> None:
     assert block.splitlines()[0] == f"relay-search reference: {name}#1-2"
     assert "sessions 1-2 of 2" in block and f'get_conversation(session_id_or_slug="{name}#1-2")' in block
     assert archive.reference_block(f"{name}#2").splitlines()[0] == f"relay-search reference: {name}#2"
+
+
+async def test_list_sessions_pages_within_the_budget(tmp_path: Path) -> None:
+    root = tmp_path / ".claude" / "projects"
+    wanted = set()
+    for n in range(60):
+        t = ClaudeTranscript(stable_uuid("test-answers", f"many-{n}"), cwd=f"/home/gbr/work/many-{n}",
+                             start=T0 + timedelta(hours=n))  # fmt: skip
+        t.user(f"Prompt {n}: " + "describe the whole architecture in detail " * 30)
+        t.assistant("Done.")
+        t.write_under(root)
+        wanted.add(t.session_id)
+    with Archive.open(Config.from_env({"HOME": str(tmp_path)})) as archive:
+        async with Client(build_server(archive), raise_exceptions=True) as c:
+            first, sent = await call(c, "list_sessions")
+            assert sent <= RESULT_BUDGET and first["cut"] and first["next_offset"] == len(first["sessions"]) < 50
+            seen = [s["session_id"] for s in first["sessions"]]
+            offset = first["next_offset"]
+            while offset is not None and offset < 60:
+                page, sent = await call(c, "list_sessions", offset=offset)
+                assert sent <= RESULT_BUDGET
+                seen += [s["session_id"] for s in page["sessions"]]
+                offset = page.get("next_offset") or (offset + len(page["sessions"]) if page["sessions"] else None)
+    assert sorted(seen) == sorted(wanted) and len(seen) == 60
