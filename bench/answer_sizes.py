@@ -5,7 +5,8 @@
 Calls every tool through the MCP SDK's in-memory client on every session of the
 archive under ``HOME`` (``get_conversation``, ``get_session_messages``,
 ``get_session_statistics``, ``read_turn`` on each turn of the first page,
-``get_message_context`` at a search hit and at message 0), plus the listings and the
+``get_message_context`` at a search hit and at message 0), each chain whole and as a
+range (``name#1-2``), plus the listings and the
 archive's ``queries.json`` searches, and prints the largest results: characters sent,
 text and structured copy together, against ``core.budget.RESULT_BUDGET``.
 """
@@ -65,6 +66,13 @@ async def measure(home: Path, limit: int | None) -> list[tuple[int, str]]:
                 await call("get_message_context", session_id=sid, sequence=0)
                 for turn in (conv or {}).get("turns", []):
                     await call("read_turn", session_id=sid, turn_number=turn["turn_number"])
+            chains = sorted({i.chain_name for i in sessions[:limit] if i.chain_name and (i.chain_length or 1) > 1})
+            for name in chains:  # a whole chain, and its first two sessions as a range
+                whole = name if archive.resolve(f"{name}#1").sessions[0].slug else f"{name}#1-2"
+                for ref in (whole, f"{name}#1-2"):
+                    await call("get_conversation", session_id_or_slug=ref)
+                    await call("get_session_messages", session_id=ref)
+                    await call("get_session_statistics", session_id=ref)
     return sorted(sizes, reverse=True)
 
 

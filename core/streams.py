@@ -20,7 +20,6 @@ from itertools import groupby
 
 from .model import Message, SessionInfo
 from .timeutil import parse_ts
-
 from .views import BOUNDARY  # the type of the marker between sessions of a chain or range
 
 
