@@ -18,7 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import handoff, snippets
+from . import answers, coverage, handoff, snippets
+from .arguments import out_of_bounds
+from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .catalog import CatalogError, disk_full_is_an_error, is_damage
 from .chains import parse_session_range
 from .config import Config
@@ -32,6 +34,7 @@ from .reading import MessageReader
 from .refs import format_reference, parse_reference
 from .scope import Scope
 from .sources import all_sources
+from .streams import chronological, stitched
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
 from .fspath import display_text
@@ -39,10 +42,11 @@ from .ranking import hit_order
 from .timeutil import newest_first, parse_ts, parse_user_time
 from .tokenize import default_tokenizer, term_id
 from .turns import build_turns
-from .views import Conversation, IndexStats, MessageContext, Progress, Resolved, UpdateResult
+from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
 from .watch import Watcher
 
 MAX_LIMIT = 500
+TURN_ROLES = ("user", "assistant", "tool")  # get_conversation's roles
 AROUND_WINDOW_SECONDS = 2 * 3600
 MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 
@@ -338,7 +342,7 @@ class Archive:
                 score=h.score,
                 snippet="",  # made below for the hits kept only
                 timestamp=doc["ts"],
-                ref=format_reference(slug=info.slug, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
+                ref=format_reference(slug=info.chain_name, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
                 user=info.user,
                 is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
                 match_terms=tuple(terms),
@@ -366,12 +370,12 @@ class Archive:
     def _filter_sessions(self, lib: Library, *, project=None, slug=None, agent=None, user=None, date_from=None, date_to=None, tags=None) -> list[SessionInfo]:
         sessions: Iterable[SessionInfo]
         if slug:
-            key = lib.slugs.get(slug)
+            key = lib.chain_names.get(slug)
             sessions = list(lib.chains.get(key, [])) if key else []
         else:
             sessions = lib.sessions.values()
             if project:
-                sessions = [s for s in sessions if s.project == project or s.project.endswith("/" + project)]
+                sessions = _in_project(lib, sessions, project)
         if agent:
             sessions = [s for s in sessions if s.agent == agent]
         if user:
@@ -436,6 +440,8 @@ class Archive:
         parsed = parse_reference(ref)
         lib = self.library
         key = lib.slugs.get(parsed.name)
+        if key is None and parsed.sessions:  # a slug-less chain's name takes a range: 0fae0449#1-2
+            key = lib.chain_names.get(parsed.name)
         if key is not None:
             chain = tuple(lib.chains[key])
             if parsed.sessions:
@@ -463,31 +469,27 @@ class Archive:
     # --- reading -----------------------------------------------------------------------
 
     def session_messages(self, ref: str) -> list[Message]:
-        """The whole stitched stream of one session (the first one a reference names)."""
+        """The whole stitched stream (file by file) of the one session a reference names."""
         info = self.one_session(ref)
         return self.reader.session(self.library.session_files.get(info.session_id, []))
 
-    def one_session(self, ref: str) -> SessionInfo:
-        """The session a reading call on ``ref`` reads: the one named, or a chain's latest."""
-        resolved = self.resolve(ref)
-        if len(resolved.sessions) == 1 or resolved.single:
-            return resolved.sessions[0]
-        return resolved.sessions[-1]  # a whole chain: its latest session
+    def one_session(self, ref: str, call: str = "This call") -> SessionInfo:
+        """The session a one-session call reads; a chain or range is refused (one line)."""
+        return coverage.one_session(self.resolve(ref), call)
 
     def turns(self, info: SessionInfo) -> list[Turn]:
         return build_turns(self.reader.session(self.library.session_files.get(info.session_id, [])))
 
-    def read_turn(self, ref: str, turn_number: int | None = None) -> Turn:
+    def read_turn(self, ref: str, turn_number: int | None = None, *, budget: int | None = RESULT_BUDGET) -> Turn:
+        """One turn of one session (a chain, a range or a conflicting turn_number is refused)."""
         resolved = self.resolve(ref)
-        number = turn_number if turn_number is not None else resolved.turn
-        if number is None:
-            raise BadInput("Which turn? Give turn_number or a reference like slug#4:12 or id:12")
-        info = resolved.sessions[0] if len(resolved.sessions) == 1 else resolved.sessions[-1]
+        number = coverage.turn_number(resolved, turn_number)
+        info = coverage.one_session(resolved, "read_turn")
         turns = self.turns(info)
-        total = info.turn_count
         if number < 0 or number >= len(turns):
-            raise NotFound(f"Turn {number} out of range (session has {max(total, len(turns))} turns)")
-        return turns[number]
+            raise NotFound(f"Turn {number} out of range (session has {max(info.turn_count, len(turns))} turns)")
+        turn_ref = coverage.ref_for((info,), resolved.chain, single=resolved.single, turn=number)
+        return answers.clipped_turn(replace(turns[number], ref=turn_ref), budget)
 
     def get_conversation(
         self,
@@ -497,16 +499,19 @@ class Archive:
         around_timestamp: str | None = None,
         roles: list[str] | None = None,
         offset: int = 0,
-        limit: int | None = None,
+        limit: int | None = DEFAULT_TURNS,
+        budget: int | None = RESULT_BUDGET,
     ) -> Conversation:
+        """A page of a conversation's turns (``limit=None``/``budget=None``: no bound)."""
+        if offset < 0:
+            raise BadInput("offset must be 0 or more")
+        if limit is not None:
+            _check_limit(limit)
+        unknown = [r for r in roles or () if r not in TURN_ROLES]
+        if unknown:
+            raise BadInput(f"roles must be among user, assistant, tool; not {unknown[0]!r}")
         resolved = self.resolve(ref)
-        sessions = resolved.sessions
-        if session and not resolved.single:
-            try:
-                picked = parse_session_range(session, len(resolved.chain))
-            except ValueError as exc:
-                raise BadInput(str(exc)) from None
-            sessions = tuple(resolved.chain[i] for i in picked)
+        sessions = coverage.pick_sessions(resolved, session)
         turns: list[Turn] = []
         for info in sessions:
             turns.extend(self.turns(info))
@@ -517,73 +522,72 @@ class Archive:
             turns = [t for t in turns if abs(parse_ts(t.timestamp) - center) <= AROUND_WINDOW_SECONDS]
         if roles:
             turns = [_only_roles(t, set(roles)) for t in turns]
-        total = len(turns)
-        if offset < 0:
-            raise BadInput("offset must be 0 or more")
-        end = None if limit is None else offset + _check_limit(limit)
-        return Conversation(sessions=tuple(sessions), turns=tuple(turns[offset:end]), total_turns=total, ref=self._ref_for(resolved, sessions))
+        covered = coverage.ref_for(sessions, resolved.chain, single=resolved.single, turn=resolved.turn)
+        return answers.conversation_page(sessions, turns, ref=covered, offset=offset, limit=limit, budget=budget)
 
-    def _ref_for(self, resolved: Resolved, sessions) -> str:
-        first = sessions[0]
-        if resolved.single or not first.slug:
-            return first.session_id
-        return format_reference(slug=first.slug, session_id=first.session_id, numbers=[s.session_number for s in sessions], chain_length=len(resolved.chain))
+    def get_message_context(
+        self, ref: str, sequence: int, *, before: int = 5, after: int = 5, include_tool_outputs: bool = True,
+        budget: int | None = RESULT_BUDGET,
+    ) -> MessageContext:  # fmt: skip
+        """A message and its neighbours in the session's time order (subagents interleaved)."""
+        resolved = self.resolve(ref)
+        info = coverage.one_session(resolved, "get_message_context")
+        messages = chronological(self.reader.session(self.library.session_files.get(info.session_id, [])))
+        covered = coverage.ref_for((info,), resolved.chain, single=resolved.single)
+        return answers.message_context(
+            messages, sequence, before=before, after=after, include_tool_outputs=include_tool_outputs, info=info,
+            ref=covered, budget=budget,
+        )  # fmt: skip
 
-    def get_message_context(self, ref: str, sequence: int, *, before: int = 5, after: int = 5, include_tool_outputs: bool = True) -> MessageContext:
-        info = self.one_session(ref)
-        messages = self.reader.session(self.library.session_files.get(info.session_id, []))
-        if not include_tool_outputs:
-            messages = [m for m in messages if m.type != "tool_result" or m.sequence == sequence]
-        index = next((i for i, m in enumerate(messages) if m.sequence == sequence), None)
-        if index is None:
-            last = messages[-1].sequence if messages else -1
-            raise NotFound(f"Sequence {sequence} out of range (session has messages 0-{last})")
-        lo = max(0, index - max(0, before))
-        hi = min(len(messages), index + 1 + max(0, after))
-        return MessageContext(
-            previous=tuple(messages[lo:index]),
-            current=messages[index],
-            following=tuple(messages[index + 1 : hi]),
-            has_more_before=lo > 0,
-            has_more_after=hi < len(messages),
-            first_sequence=messages[lo].sequence,
-            last_sequence=messages[hi - 1].sequence,
-        )
+    def message_sessions(self, ref: str) -> tuple[str, tuple[SessionInfo, ...]]:
+        """(the ref covered, the sessions) a messages call streams: a session, a range or a chain."""
+        resolved = self.resolve(ref)
+        if resolved.turn is not None:
+            raise BadInput(f"{ref!r} names a turn; the messages API streams sessions (use read_turn for a turn)")
+        return coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single), resolved.sessions
 
     def iter_session_messages(self, ref: str, *, since: str | None = None, include_tools: bool = False, include_thinking: bool = False) -> Iterator[Message]:
-        """Messages of one session, streamed file by file (SPEC §5 get_session_messages)."""
-        info = self.one_session(ref)
+        """Messages of a session, range or chain, streamed (SPEC §5 get_session_messages).
+
+        One session: its files merged in time order (subagent messages where they
+        happened). Several: session after session, each after a boundary marker.
+        ``since`` is strictly after, on that same order.
+        """
+        _, sessions = self.message_sessions(ref)
         threshold = parse_user_time(since, name="since")
-        files = list(self.library.session_files.get(info.session_id, []))
+        lib = self.library
+        plan = []
+        for info in sessions:
+            own = coverage.ref_for((info,), lib.chain(info.session_id)) if len(sessions) > 1 else info.session_id
+            plan.append((info, own, [self.reader.iter_file(f) for f in lib.session_files.get(info.session_id, [])]))
 
-        def stream() -> Iterator[Message]:
-            for message in self.reader.iter_session(files):
-                if message.type in ("tool_use", "tool_result") and not include_tools:
-                    continue
-                if message.type == "thinking" and not include_thinking:
-                    continue
-                if threshold is not None and not parse_ts(message.timestamp) > threshold:
-                    continue  # not known to be after ``since`` (an unknown time never is)
-                yield message
+        def keep(message: Message) -> bool:
+            if message.type in ("tool_use", "tool_result") and not include_tools:
+                return False
+            return message.type != "thinking" or include_thinking
 
-        return stream()
+        return stitched(plan, since=threshold, keep=keep, markers=len(sessions) > 1)
+
+    def session_messages_page(
+        self, ref: str, *, since: str | None = None, include_tools: bool = False, include_thinking: bool = False,
+        offset: int = 0, budget: int | None = RESULT_BUDGET,
+    ) -> MessagesPage:  # fmt: skip
+        """One budget-sized page of :meth:`iter_session_messages` (the MCP tool's answer)."""
+        if offset < 0:
+            raise BadInput("offset must be 0 or more")
+        covered, sessions = self.message_sessions(ref)
+        options = {"since": since, "include_tools": include_tools, "include_thinking": include_thinking}
+        stream = list(self.iter_session_messages(ref, **options))
+        return answers.messages_page(stream, sessions, ref=covered, offset=offset, budget=budget)
 
     def session_statistics(self, ref: str) -> dict:
-        info = self.one_session(ref)
-        messages = self.session_messages(info.session_id)
-        tools: dict[str, int] = {}
-        for m in messages:
-            if m.type == "tool_use":
-                tools[m.tool_name or "tool"] = tools.get(m.tool_name or "tool", 0) + 1
-        return {
-            "session_id": info.session_id,
-            "turns": info.turn_count,
-            "messages": len(messages),
-            "tool_calls": sum(tools.values()),
-            "tool_calls_by_name": dict(sorted(tools.items(), key=lambda kv: -kv[1])),
-            "first_activity": info.first_timestamp,
-            "last_activity": info.last_timestamp,
-        }
+        """Counts over every session the reference names (a session, a range, a chain)."""
+        resolved = self.resolve(ref)
+        if resolved.turn is not None:
+            raise BadInput(f"{ref!r} names a turn; statistics cover sessions (drop the :{resolved.turn})")
+        covered = coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single)
+        files = self.library.session_files
+        return answers.statistics(resolved.sessions, lambda s: self.reader.session(files.get(s.session_id, [])), ref=covered)
 
     # --- handoff -----------------------------------------------------------------------
 
@@ -636,13 +640,17 @@ def _count_docs(db, file_ids: list[int]) -> int:
 
 def _check_limit(limit: int) -> int:
     if not isinstance(limit, int) or limit < 1 or limit > MAX_LIMIT:
-        raise BadInput(f"limit must be between 1 and {MAX_LIMIT}")
+        raise BadInput(out_of_bounds("limit", limit, 1, MAX_LIMIT))
     return limit
 
 
-def _only_roles(turn: Turn, roles: set[str]) -> Turn:
-    from dataclasses import replace
+def _in_project(lib: Library, sessions: Iterable[SessionInfo], project: str) -> list[SessionInfo]:
+    """SPEC §5: a case-insensitive substring of the project name or the project dir name."""
+    needle = project.strip().lower()
+    return [s for s in sessions if needle in s.project.lower() or needle in lib.project_dirs.get(s.session_id, "").lower()]
 
+
+def _only_roles(turn: Turn, roles: set[str]) -> Turn:
     return replace(
         turn,
         user_text=turn.user_text if "user" in roles else "",

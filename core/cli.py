@@ -21,7 +21,7 @@ from .catalog import is_damage
 from .config import Config
 from .errors import BadInput, OutOfSpace, RelayError
 from .timeutil import clean_ts
-from .views import Progress, turn_to_dict
+from .views import Progress, session_list_dict, turn_to_dict
 
 INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
@@ -230,7 +230,7 @@ def cmd_list(args) -> int:
             date_to=args.date_to, tags=args.tags, limit=args.limit, offset=args.offset,
         )
         if args.json:
-            _print_json({"sessions": [s.to_dict() for s in sessions]})
+            _print_json(session_list_dict(sessions, slug=args.slug))
             return 0
         if not sessions:
             print("No sessions found.", file=sys.stderr)
@@ -256,7 +256,11 @@ def cmd_show(args) -> int:
                 print(_turn_text(turn))
             return 0
         roles = [r.strip() for r in args.roles.split(",")] if args.roles else None
-        conv = archive.get_conversation(args.ref, session=args.session, roles=roles, offset=args.offset, limit=args.limit)
+        # A terminal reads the whole conversation unless --limit asks for a page: no
+        # default page and no size budget (those bound what an agent is sent).
+        conv = archive.get_conversation(
+            args.ref, session=args.session, roles=roles, offset=args.offset, limit=args.limit, budget=None
+        )
         if args.json:
             _print_json(conv.to_dict())
             return 0

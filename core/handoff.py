@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .model import SessionInfo, Turn
+from .coverage import ref_for
 from .refs import compress_numbers
 from .views import Resolved
 
@@ -25,6 +26,9 @@ def _span(sessions: tuple[SessionInfo, ...]) -> str:
 def canonical_ref(resolved: Resolved) -> str:
     sessions = resolved.sessions
     first = sessions[0]
+    if not first.slug and first.chain_name and not (resolved.single and len(sessions) == 1):
+        # a slug-less chain: its name takes a range (0fae0449#1-2); alone it is an id prefix
+        return ref_for(sessions, resolved.chain, turn=resolved.turn)
     if not first.slug or resolved.single and len(resolved.chain) == 1:
         base = first.session_id
         return f"{base}:{resolved.turn}" if resolved.turn is not None else base
@@ -42,7 +46,7 @@ def reference_block(resolved: Resolved) -> str:
     ref = canonical_ref(resolved)
     total = len(resolved.chain)
     numbers = [s.session_number or 1 for s in sessions]
-    if first.slug and total > 1:
+    if first.chain_name and total > 1:
         which = f"session {numbers[0]} of {total}" if len(numbers) == 1 else f"sessions {compress_numbers(numbers)} of {total}"
     else:
         which = "1 session"
@@ -52,6 +56,8 @@ def reference_block(resolved: Resolved) -> str:
     context = f"{first.agent} · project {first.project} · {which} · {_span(sessions)} · {summary}"
     if resolved.turn is not None:
         call = f'read_turn(session_id="{ref}")'
+    elif not first.slug and first.chain_name and not (resolved.single and len(sessions) == 1):
+        call = f'get_conversation(session_id_or_slug="{ref}")'
     elif first.slug and total > 1 and not (resolved.single and len(sessions) == 1):
         session_arg = compress_numbers(numbers)
         call = f'get_conversation(session_id_or_slug="{first.slug}", session="{session_arg}")'

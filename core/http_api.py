@@ -29,9 +29,10 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .arguments import not_boolean, not_integer, out_of_bounds
 from .errors import BadInput, RelayError
 from .mcp_server import _scoped, build_server
-from .views import session_message_dict
+from .views import session_list_dict, session_message_dict
 
 if TYPE_CHECKING:
     from .api import Archive
@@ -74,7 +75,7 @@ def _flag(params: QueryParams, name: str) -> bool:
         return True
     if value in _FALSE:
         return False
-    raise BadInput(f"{name} must be true or false, not {params[name]!r}")
+    raise BadInput(not_boolean(name, params[name]))
 
 
 def _int(params: QueryParams, name: str, default: int, lo: int, hi: int | None = None) -> int:
@@ -84,10 +85,9 @@ def _int(params: QueryParams, name: str, default: int, lo: int, hi: int | None =
     try:
         value = int(raw)
     except ValueError:
-        raise BadInput(f"{name} must be an integer, not {raw!r}") from None
+        raise BadInput(not_integer(name, raw)) from None
     if value < lo or (hi is not None and value > hi):
-        bounds = f"{lo}-{hi}" if hi is not None else f">= {lo}"
-        raise BadInput(f"{name} must be {bounds}, not {value}")
+        raise BadInput(out_of_bounds(name, value, lo, hi))
     return value
 
 
@@ -125,7 +125,7 @@ def _handlers(archive: Archive) -> list[Route]:
                 user=_opt(p, "user"), date_from=_opt(p, "date_from"), date_to=_opt(p, "date_to"),
                 tags=_tags(p), limit=_int(p, "limit", 50, 1, 500), offset=_int(p, "offset", 0, 0),
             )  # fmt: skip
-            return {"sessions": [s.to_dict() for s in sessions]}
+            return session_list_dict(sessions, slug=_opt(p, "slug"))
 
         return await call(query)
 
@@ -155,12 +155,14 @@ def _handlers(archive: Archive) -> list[Route]:
                 "include_tools": _flag(p, "include_tools"),
                 "include_thinking": _flag(p, "include_thinking"),
             }
-            head = archive.one_session(ref)
+            covered, sessions = archive.message_sessions(ref)
             messages = archive.iter_session_messages(ref, **options)
             first = list(islice(messages, BATCH))  # raises here for a bad since
-            prefix = b'{"session_id":%s,"agent":%s,"messages":[' % (
-                _encode(head.session_id),
-                _encode(head.agent),
+            prefix = b'{"ref":%s,"session_id":%s,"agent":%s,"session_ids":%s,"messages":[' % (
+                _encode(covered),
+                _encode(sessions[0].session_id),
+                _encode(sessions[0].agent),
+                _encode([s.session_id for s in sessions]),
             )
             return prefix, messages, first
 
@@ -204,7 +206,7 @@ class Guard:
 
     def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.expected = token.encode() if token else None
         self.loopback = loopback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -216,8 +218,9 @@ class Guard:
             await JSONResponse({"error": "Invalid Host header"}, status_code=421)(scope, receive, send)
             return
         if self.expected is not None:
-            given = headers.get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            scheme, _, given = headers.get(b"authorization", b"").strip().partition(b" ")
+            # RFC 9110: the auth scheme is case-insensitive ("bearer x" is valid).
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.expected):
                 response = JSONResponse(
                     {"error": "Missing or wrong bearer token"},
                     status_code=401,

@@ -86,6 +86,8 @@ class Library:
         self._files: dict[int, FileEntry] = {}
         self._session_files: dict[str, list[FileEntry]] = {}
         self._aliases: dict[str, str] = {}
+        # SPEC §5: `project` matches the project name or the agent's project dir name.
+        self._project_dirs: dict[str, str] = {r["session_id"]: r["project_key"] or "" for r in rows}
         base: dict[str, SessionInfo] = {}
         for r in rows:
             sid = r["session_id"]
@@ -99,8 +101,11 @@ class Library:
         self._chains: dict[str, list[SessionInfo]] = {}
         self._chain_of: dict[str, str] = {}
         self._sessions: dict[str, SessionInfo] = {}
-        for key, members in group_chains(base.values(), continues, slugs).items():
-            numbered = _numbered(key, members)
+        grouped = group_chains(base.values(), continues, slugs)
+        # name → chain key: slugs, plus a name for each slug-less continuation chain
+        self._chain_names: dict[str, str] = {k[5:]: k for k in grouped if k.startswith("slug:")}
+        for key, members in grouped.items():
+            numbered = _numbered(key, members, self._chain_names)
             for info in numbered:
                 self._sessions[info.session_id] = info
                 self._chain_of[info.session_id] = key
@@ -132,6 +137,17 @@ class Library:
     def slugs(self) -> dict[str, str]:
         self._ensure()
         return self._slugs
+
+    @property
+    def chain_names(self) -> dict[str, str]:
+        """Chain name (a slug, or a slug-less chain's first id prefix) → chain key."""
+        self._ensure()
+        return self._chain_names
+
+    @property
+    def project_dirs(self) -> dict[str, str]:
+        self._ensure()
+        return self._project_dirs
 
     @property
     def files(self) -> dict[int, FileEntry]:
@@ -234,7 +250,7 @@ class Library:
             self._one_files[r["session_id"]] = entries
             base.append(self._info(r, entries, common))
         base.sort(key=lambda s: (s.first_timestamp or "", s.session_id))
-        for info in _numbered(key, base):
+        for info in _numbered(key, base, {}):
             self._one[info.session_id] = info
         self._one.setdefault(session_id, None)
 
@@ -334,9 +350,17 @@ def _entries(session_id: str, rows: list[dict]) -> list[FileEntry]:
     return entries
 
 
-def _numbered(key: str, members: list[SessionInfo]) -> list[SessionInfo]:
-    """A chain's sessions (oldest first) with their numbers and references."""
+def _numbered(key: str, members: list[SessionInfo], names: dict[str, str]) -> list[SessionInfo]:
+    """A chain's sessions (oldest first) with their numbers, chain name and references.
+
+    ``names`` (name → chain key) gets the name of a slug-less chain of several sessions.
+    The lazy one-chain path passes an empty dict: it cannot see the other chains, so a
+    name taken by two chains (two first ids sharing 8 characters) is not lengthened there.
+    """
     chain_slug = key[5:] if key.startswith("slug:") else None
+    name = chain_slug or (_unslugged_name(members[0].session_id, names) if len(members) > 1 else None)
+    if name and not chain_slug:
+        names[name] = key
     numbered = []
     for number, info in enumerate(members, start=1):
         slug = info.slug or chain_slug
@@ -344,12 +368,22 @@ def _numbered(key: str, members: list[SessionInfo]) -> list[SessionInfo]:
             replace(
                 info,
                 slug=slug,
+                chain_name=name,
                 session_number=number,
                 chain_length=len(members),
-                ref=format_reference(slug=slug, session_id=info.session_id, numbers=[number], chain_length=len(members)),
+                ref=format_reference(slug=name, session_id=info.session_id, numbers=[number], chain_length=len(members)),
             )
         )
     return numbered
+
+
+def _unslugged_name(first_id: str, taken: dict[str, str]) -> str:
+    """A slug-less chain's name: its first session's id prefix (8 characters, longer
+    if another chain already has that name), so ``0fae0449#1-2`` can address it."""
+    length = MIN_PREFIX
+    while first_id[:length] in taken and length < len(first_id):
+        length += 1
+    return first_id[:length] if first_id[:length] not in taken else first_id
 
 
 def _common_prefix(cwds: Iterable[str | None]) -> str:

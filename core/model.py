@@ -20,6 +20,18 @@ TYPES = ("text", "tool_use", "tool_result", "thinking", "compaction", "summary")
 COMPACTION_TEXT = "Context compacted"
 
 
+def public_role(role: str, type_: str) -> str:
+    """The role a front end shows: ``user | assistant | system`` (SPEC §5).
+
+    Adapters mark tool traffic with role ``tool``; answers keep that in ``type``
+    and give the role of the side that sent it, as the messages APIs do: a call is
+    the assistant's, its result comes back on the user's side.
+    """
+    if role != "tool":
+        return role
+    return "assistant" if type_ == "tool_use" else "user"
+
+
 class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One message as an adapter read it, before it is numbered into a session.
 
@@ -76,7 +88,7 @@ class Message(msgspec.Struct, frozen=True, gc=False):
             "session_id": self.session_id,
             "agent": self.agent,
             "sequence": self.sequence,
-            "role": self.role,
+            "role": public_role(self.role, self.type),
             "type": self.type,
             "text": self.text,
             "timestamp": self.timestamp,
@@ -103,6 +115,7 @@ class Turn:
     first_sequence: int
     last_sequence: int
     is_sidechain: bool = False
+    ref: str | None = None  # set when read_turn answers with it: the reference of this turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +159,7 @@ class SessionInfo:
     ref: str | None = None
     skipped_lines: int = 0
     first_prompt: str | None = None
+    chain_name: str | None = None  # what references call its chain: the slug, or the first id's prefix
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -167,6 +181,7 @@ class SessionInfo:
             "is_live": self.is_live,
             "session_number": self.session_number,
             "chain_length": self.chain_length,
+            "chain_name": self.chain_name,
             "ref": self.ref,
             "first_prompt": self.first_prompt,
         }

@@ -59,14 +59,23 @@ def format_reference(
     numbers: list[int] | None = None,
     chain_length: int | None = None,
     turn: int | None = None,
+    bare_is_chain: bool = True,
 ) -> str:
-    """The shortest reference naming these sessions (1-based numbers) or a turn."""
+    """The shortest reference naming these sessions (1-based numbers) or a turn.
+
+    ``slug`` is the chain's name; ``bare_is_chain=False`` for a slug-less chain's
+    name (an id prefix, which alone names one session): its whole chain is spelled
+    ``name#1-N``.
+    """
     if not slug:
         return f"{session_id}:{turn}" if turn is not None else session_id
     if turn is not None and numbers and len(numbers) == 1:
         return f"{slug}#{numbers[0]}:{turn}"
-    if not numbers or (chain_length and numbers == list(range(1, chain_length + 1)) and chain_length > 1):
+    whole = chain_length and numbers == list(range(1, chain_length + 1)) and chain_length > 1
+    if bare_is_chain and (not numbers or whole):
         return slug
+    if not numbers:
+        numbers = list(range(1, (chain_length or 1) + 1))
     return f"{slug}#{compress_numbers(numbers)}"
 
 

@@ -9,12 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Message, SessionInfo, Turn
+from .budget import RESULT_BUDGET, take_within
+from .model import Message, SessionInfo, Turn, public_role
+
+BOUNDARY = "session_boundary"  # core.streams.BOUNDARY (views import nothing of the core's logic)
 
 
 def turn_to_dict(turn: Turn) -> dict[str, Any]:
-    """A turn in ``read_turn`` format."""
+    """A turn in ``read_turn`` format (with its ``ref`` when read_turn set it)."""
     return {
+        **({"ref": turn.ref} if turn.ref else {}),
         "session_id": turn.session_id,
         "turn_number": turn.number,
         "user_text": turn.user_text,
@@ -32,17 +36,26 @@ class Conversation:
     turns: tuple[Turn, ...]
     total_turns: int
     ref: str
+    offset: int = 0
+    limit: int | None = None
+    next_offset: int | None = None  # where the next page starts; None when this is the last
+    cut: str | None = None  # what was left out to stay within the size budget, and how to get it
 
     def to_dict(self) -> dict[str, Any]:
         first = self.sessions[0] if self.sessions else None
         return {
             "session_id": first.session_id if first else None,
             "slug": first.slug if first else None,
+            "chain_name": first.chain_name if first else None,
             "project": first.project if first else None,
             "agent": first.agent if first else None,
             "ref": self.ref,
             "sessions": [s.to_dict() for s in self.sessions],
             "total_turns": self.total_turns,
+            "offset": self.offset,
+            "limit": self.limit,
+            "next_offset": self.next_offset,
+            "cut": self.cut,
             "turns": [turn_to_dict(t) for t in self.turns],
         }
 
@@ -58,9 +71,20 @@ class MessageContext:
     has_more_after: bool
     first_sequence: int
     last_sequence: int
+    session_id: str = ""
+    project: str = ""
+    ref: str = ""
+    total_messages: int = 0
+    cut: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "ref": self.ref,
+            "session_id": self.session_id,
+            "project": self.project,
+            "target_sequence": self.current.sequence,
+            "total_messages": self.total_messages,
+            "cut": self.cut,
             "previous": [m.to_dict() for m in self.previous],
             "current": self.current.to_dict(),
             "following": [m.to_dict() for m in self.following],
@@ -73,16 +97,71 @@ class MessageContext:
 
 def session_message_dict(message: Message) -> dict[str, Any]:
     """A message as ``get_session_messages`` and the HTTP messages API give it."""
+    marker = message.type == BOUNDARY  # a stitched stream's marker: the session that follows
     return {
-        "role": message.role,
+        "role": public_role(message.role, message.type),
         "type": message.type,
         "text": message.text,
         "timestamp": message.timestamp,
-        "entry_index": message.entry_index,
-        "file_index": message.file_index,
-        "sequence": message.sequence,
+        "session_id": message.session_id,
+        "entry_index": None if marker else message.entry_index,
+        "file_index": None if marker else message.file_index,
+        "sequence": None if marker else message.sequence,
+        "is_sidechain": message.is_sidechain,
         **({"tool_name": message.tool_name} if message.tool_name else {}),
     }
+
+
+def session_list_dict(
+    sessions: list[SessionInfo], *, slug: str | None, offset: int = 0, budget: int | None = None
+) -> dict[str, Any]:
+    """``list_sessions``: ``session_number`` only in a chain's listing (SPEC §5).
+
+    In a global listing a session's number is meaningless on its own; its ``ref``
+    (``slug#4``) still says where it sits in its chain. With a ``budget`` (the MCP
+    tool) the page is cut to fit; ``cut`` and ``next_offset`` then say so.
+    """
+    rows = []
+    for info in sessions:
+        row = info.to_dict()
+        if not slug:
+            row.pop("session_number", None)
+        rows.append(row)
+    n = take_within(rows, lambda kept: {"sessions": list(kept)}, budget)
+    if n == len(rows):
+        return {"sessions": rows}
+    cut = (f"{len(rows) - n} of {len(rows)} sessions left out to stay within the {RESULT_BUDGET:,}-character "
+           f"result budget; call again with offset={offset + n}")  # fmt: skip
+    return {"sessions": rows[:n], "next_offset": offset + n, "cut": cut}
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesPage:
+    """``get_session_messages``: the stream of a session, chain or range, one page of it.
+
+    ``messages`` may hold boundary markers (type ``session_boundary``) before each
+    session when the reference names several.
+    """
+
+    ref: str
+    sessions: tuple[SessionInfo, ...]
+    messages: tuple[Message, ...]
+    offset: int = 0
+    next_offset: int | None = None
+    cut: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        head = self.sessions[0]
+        return {
+            "ref": self.ref,
+            "session_id": head.session_id,
+            "agent": head.agent,
+            "session_ids": [s.session_id for s in self.sessions],
+            "offset": self.offset,
+            "next_offset": self.next_offset,
+            "cut": self.cut,
+            "messages": [session_message_dict(m) for m in self.messages],
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ SEARCH_FIELDS = {
 }  # fmt: skip
 OPTIONAL_FIELDS = {"user"}  # team scale (SPEC §9); the MCP result model allows it too
 SESSION_FIELDS = {"session_id", "agent", "project", "slug", "summary", "first_timestamp", "last_timestamp", "turn_count",
-                  "session_number", "ref", "files"}  # fmt: skip
+                  "ref", "files"}  # fmt: skip
 
 
 class Run:
@@ -113,6 +113,7 @@ def test_list_json(cli):
     assert {s["session_id"] for s in sessions} == set(corpus.session_ids)
     for s in sessions:
         assert SESSION_FIELDS <= set(s)
+        assert "session_number" not in s  # only in one chain's listing (SPEC §5)
     lasts = [s["last_timestamp"] for s in sessions]
     assert lasts == sorted(lasts, reverse=True)  # newest activity first
     assert sessions[0]["session_id"] == corpus.live_session_id and sessions[0]["is_live"] in (True, False)
@@ -146,7 +147,8 @@ def test_show_turn(cli):
     assert text.returncode == 0
     assert "ok continue, the partial last line test still fails" in text.stdout
     by_id = run.json("show", f"{corpus.chain_session_ids[2][:8]}:1")
-    assert by_id == turn
+    assert turn["ref"] == f"{CHAIN_SLUG}#3:1" and by_id["ref"] == f"{corpus.chain_session_ids[2]}:1"
+    assert {**by_id, "ref": turn["ref"]} == turn  # each answer names the ref it was asked by
 
 
 def test_index_stats(cli):

@@ -35,7 +35,7 @@ from ..refs import parse_reference
 from ..ranking import hit_order
 from ..timeutil import parse_user_time
 from ..tokenize import default_tokenizer, term_id
-from ..views import Conversation, IndexStats, MessageContext, Resolved, UpdateResult
+from ..views import Conversation, IndexStats, MessageContext, MessagesPage, Resolved, UpdateResult
 from .db import check_url, connect, describe, guard_logs, redact
 from .names import changed_sessions, collisions, qualify, qualify_text, split_user
 from .rows import PgReader, load_user_rows
@@ -373,9 +373,9 @@ class TeamArchive:
         view, bare = self._route(ref, user)
         return view.resolve(bare)
 
-    def one_session(self, ref: str, *, user: str | None = None) -> SessionInfo:
+    def one_session(self, ref: str, call: str = "This call", *, user: str | None = None) -> SessionInfo:
         view, bare = self._route(ref, user)
-        return view.one_session(bare)
+        return view.one_session(bare, call)
 
     def session_messages(self, ref: str, *, user: str | None = None) -> list[Message]:
         view, bare = self._route(ref, user)
@@ -384,9 +384,10 @@ class TeamArchive:
     def turns(self, info: SessionInfo) -> list[Turn]:
         return self._view(info.user or "", self._current()[info.user or ""]).turns(info)
 
-    def read_turn(self, ref: str, turn_number: int | None = None, *, user: str | None = None) -> Turn:
+    def read_turn(self, ref: str, turn_number: int | None = None, *, user: str | None = None, **options: Any) -> Turn:
         view, bare = self._route(ref, user)
-        return view.read_turn(bare, turn_number)
+        turn = view.read_turn(bare, turn_number, **options)
+        return replace(turn, ref=self._qualified(view._user, turn.ref)) if turn.ref else turn
 
     def get_conversation(self, ref: str, *, user: str | None = None, **options: Any) -> Conversation:
         view, bare = self._route(ref, user)
@@ -395,15 +396,27 @@ class TeamArchive:
 
     def get_message_context(self, ref: str, sequence: int, *, user: str | None = None, **options: Any) -> MessageContext:
         view, bare = self._route(ref, user)
-        return view.get_message_context(bare, sequence, **options)
+        ctx = view.get_message_context(bare, sequence, **options)
+        return replace(ctx, ref=self._qualified(view._user, ctx.ref))
+
+    def message_sessions(self, ref: str, *, user: str | None = None) -> tuple[str, tuple[SessionInfo, ...]]:
+        view, bare = self._route(ref, user)
+        covered, sessions = view.message_sessions(bare)
+        return self._qualified(view._user, covered), sessions
 
     def iter_session_messages(self, ref: str, *, user: str | None = None, **options: Any) -> Iterator[Message]:
         view, bare = self._route(ref, user)
         return view.iter_session_messages(bare, **options)
 
+    def session_messages_page(self, ref: str, *, user: str | None = None, **options: Any) -> MessagesPage:
+        view, bare = self._route(ref, user)
+        page = view.session_messages_page(bare, **options)
+        return replace(page, ref=self._qualified(view._user, page.ref))
+
     def session_statistics(self, ref: str, *, user: str | None = None) -> dict:
         view, bare = self._route(ref, user)
-        return {**view.session_statistics(bare), "user": view._user}
+        stats = view.session_statistics(bare)
+        return {**stats, "ref": self._qualified(view._user, stats["ref"]), "user": view._user}
 
     def reference_block(self, ref: str, *, user: str | None = None) -> str:
         view, bare = self._route(ref, user)
