@@ -1,8 +1,10 @@
 """Group a file's entries into turns (SPEC §2), for reading and for the index.
 
 A turn starts at an entry the adapter marked ``starts_turn`` (a prompt a person
-typed) and collects what follows until the next one. Entries before the first
-prompt belong to no turn. The same numbering serves both uses:
+typed) and collects what follows until the next one. Entries before a file's first
+prompt form a turn of their own (SPEC §2: "anything before the first prompt belongs
+to turn 0"), so the answer to a bare ``/init`` is read and searched like any turn.
+The same numbering serves both uses:
 
 * :class:`DocBuilder` keeps, per turn, the text the index ranks: prompt and answer
   text plus tool names (``main``) and a bounded slice of tool inputs and outputs
@@ -93,13 +95,33 @@ def _bounded_output(text: str) -> str:
 
 def number_entries(
     entries: Iterable[Entry], *, start_seq: int = 0, start_turn: int = -1
-) -> Iterator[tuple[int, int | None, Entry]]:
-    """``(sequence, turn, entry)`` with turns counted from ``start_turn + 1``."""
-    turn = start_turn
+) -> Iterator[tuple[int, int, Entry]]:
+    """``(sequence, turn, entry)`` with the file's turns counted from ``start_turn + 1``.
+
+    What comes before the file's first prompt is a turn of its own.
+    """
+    numbering = TurnCounter(start_turn)
     for offset, entry in enumerate(entries):
-        if entry.starts_turn:
-            turn += 1
-        yield start_seq + offset, (turn if turn >= 0 else None), entry
+        yield start_seq + offset, numbering.next(entry), entry
+
+
+class TurnCounter:
+    """The turn of each entry in order, resumable from ``turn``.
+
+    Entries before the first prompt open a turn of their own (turn 0 of a session);
+    every prompt starts the next turn.
+    """
+
+    __slots__ = ("turn", "_first")
+
+    def __init__(self, start_turn: int = -1, *, turn: int | None = None) -> None:
+        self._first = start_turn + 1
+        self.turn = start_turn if turn is None else turn
+
+    def next(self, entry: Entry) -> int:
+        if entry.starts_turn or self.turn < self._first:
+            self.turn += 1
+        return self.turn
 
 
 class DocBuilder:
@@ -119,12 +141,10 @@ class DocBuilder:
         closed: list[dict[str, Any]] = []
         if self.open is not None:
             self.open["touched"] = False
-        for seq, turn, entry in number_entries(
-            entries, start_seq=self.next_seq, start_turn=self.turn
-        ):
+        numbering = TurnCounter(turn=self.turn)
+        for seq, entry in enumerate(entries, self.next_seq):
+            turn = numbering.next(entry)
             self.next_seq = seq + 1
-            if turn is None:
-                continue
             if turn != self.turn or self.open is None:
                 self._close(closed)
                 self.turn = turn

@@ -98,6 +98,34 @@ def is_machinery(text: str) -> bool:
     return text.lstrip().startswith(MACHINERY_PREFIXES)
 
 
+_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
+
+
+def command_prompt(text: str) -> str | None:
+    """``/name args`` for a slash command given arguments (SPEC §2: the user's words).
+
+    A bare command (``/clear``, ``/model``) stays machinery: None.
+    """
+    if "<command-args>" not in text:
+        return None
+    args = _COMMAND_ARGS.search(text)
+    if args is None or not args.group(1).strip():
+        return None
+    name = _COMMAND_NAME.search(text)
+    command = name.group(1).strip() if name else ""
+    if command and not command.startswith("/"):
+        command = "/" + command
+    return f"{command} {args.group(1).strip()}".strip()
+
+
+def prompt_text(text: str) -> str | None:
+    """The words a person typed in one text of a user record, or None for machinery."""
+    if not is_machinery(text):
+        return text
+    return command_prompt(text)
+
+
 def is_shell_output(text: str) -> bool:
     return text.lstrip().startswith(SHELL_OUTPUT_PREFIXES)
 
@@ -329,8 +357,8 @@ class _FileReader:
         if isinstance(content, str):
             if is_shell_output(content):
                 self._shell_output(record, content, entry_index)
-            elif content.strip() and not is_machinery(content):
-                self._prompt(record, content, entry_index)
+            elif content.strip() and (typed := prompt_text(content)):
+                self._prompt(record, typed, entry_index)
             return
         texts: list[str] = []
         images = 0
@@ -346,7 +374,7 @@ class _FileReader:
                 texts.append(block.text)
             elif block.type in ("image", "document"):
                 images += 1
-        prompt = [t for t in texts if not is_machinery(t)]
+        prompt = [typed for t in texts if (typed := prompt_text(t))]
         if prompt:
             text = "\n\n".join(prompt)
             if images:
