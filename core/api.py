@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import handoff, snippets
+from . import handoff, query_exec, query_syntax, snippets
 from .catalog import CatalogError
 from .chains import parse_session_range
 from .config import Config
@@ -30,7 +30,6 @@ from .sources import all_sources
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
 from .timeutil import parse_ts, parse_user_time
-from .tokenize import default_tokenizer, term_id
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, Progress, Resolved, UpdateResult
 from .watch import Watcher
@@ -252,16 +251,26 @@ class Archive:
         date_from: str | None = None,
         date_to: str | None = None,
         tags: list[str] | None = None,
+        sort: str = "relevance",
+        offset: int = 0,
+        group: str | None = None,
+        typing: bool = False,
     ) -> list[SearchHit]:
+        """Ranked turns for ``query`` (syntax: :mod:`core.query_syntax`).
+
+        ``sort="recent"``: newest first among the best-matching turns; ``offset``
+        pages; ``group="session"``: one hit per session (its best) with
+        ``more_in_session``; ``typing``: the last word is a prefix (search-as-you-type).
+        """
         limit = _check_limit(limit)
+        query_exec.check_paging(offset, sort, group)
         ts_from = parse_user_time(date_from, name="date_from")  # bad input is an error even when nothing matches
         ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
         lib = self.library
         snapshot = self._snapshot
-        terms = default_tokenizer().query_terms(query or "")
-        if not terms or snapshot is None:
+        parsed = query_syntax.parse(query or "", typing=typing)
+        if not parsed or snapshot is None:
             return []
-        ids = [term_id(t) for t in terms]
         allowed = None
         if project or slug or session_id or agent or user or tags:
             sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, tags=tags)
@@ -271,10 +280,28 @@ class Archive:
             allowed = np.array(lib.file_ids_for(s.session_id for s in sessions), dtype=np.int32)
             if allowed.shape[0] == 0:
                 return []
-        raw = snapshot.search(ids, limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
-        return self._hits(lib, raw, terms, limit)
+        fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
+        raw, terms = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        raw = query_exec.phrases_first(raw, parsed, self.catalog.docs)
+        if group == "session":
+            return self._grouped(lib, raw, terms, limit, offset)
+        return self._hits(lib, raw, terms, limit, skip=offset)
 
-    def _hits(self, lib: Library, raw, terms: list[str], limit: int) -> list[SearchHit]:
+    def _grouped(self, lib: Library, raw, terms: list[str], limit: int, offset: int) -> list[SearchHit]:
+        docs = self.catalog.docs([h.doc_id for h in raw])
+
+        def session_of(file_id: int) -> str | None:
+            entry = lib.files.get(file_id)
+            return entry.session_id if entry is not None else None
+
+        firsts, more = query_exec.group_by_session(
+            raw, session_of, lambda h: (h.file_id, (docs.get(h.doc_id) or {}).get("turn", h.doc_id))
+        )
+        page = firsts[offset : offset + limit]
+        counts = {session_of(h.file_id): more[h.doc_id] for h in page}
+        return query_exec.with_more(self._hits(lib, page, terms, limit), counts)
+
+    def _hits(self, lib: Library, raw, terms: list[str], limit: int, skip: int = 0) -> list[SearchHit]:
         docs = self.catalog.docs([h.doc_id for h in raw])
         hits: list[SearchHit] = []
         seen: set[tuple[str, int | None]] = set()
@@ -294,6 +321,8 @@ class Archive:
             if key in seen:
                 continue
             seen.add(key)
+            if len(seen) <= skip:
+                continue  # an earlier page's hit
             hits.append(
                 SearchHit(
                     session_id=info.session_id,

@@ -8,7 +8,8 @@ The same numbering serves both uses:
 
 * :class:`DocBuilder` keeps, per turn, the text the index ranks: prompt and answer
   text plus tool names (``main``) and a bounded slice of tool inputs and outputs
-  (``tools``). It carries its open turn across incremental reads, so an appended
+  (``tools``: head, tail and the salient lines of each output, see
+  :mod:`core.tool_text`). It carries its open turn across incremental reads, so an appended
   line that continues the last turn re-emits that turn's document.
 * :func:`build_turns` makes :class:`~core.model.Turn` values from full messages.
 """
@@ -20,10 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .model import Entry, Message, Turn
+from .tool_text import bounded
 
 TOOL_INPUT_CHARS = 200  # of each tool call's input, in the tools field
-TOOL_OUTPUT_HEAD = 400  # of each tool output, start …
-TOOL_OUTPUT_TAIL = 200  # … and end (errors and summaries sit there)
+TOOL_OUTPUT_HEAD = 800  # of each tool output, start …
+TOOL_OUTPUT_TAIL = 300  # … and end (errors and summaries sit there) …
+TOOL_OUTPUT_SALIENT = 1500  # … and the error, failure and version lines in between
 # A long autonomous turn (hundreds of tool calls) is indexed as passages of about
 # this much text, each carrying the prompt: BM25's length normalization then
 # compares like with like, and a detail deep in the turn is not cut off.
@@ -88,9 +91,7 @@ def _tool_input_text(tool_input: dict[str, Any] | None) -> str:
 
 
 def _bounded_output(text: str) -> str:
-    if len(text) <= TOOL_OUTPUT_HEAD + TOOL_OUTPUT_TAIL:
-        return text
-    return f"{text[:TOOL_OUTPUT_HEAD]} … {text[-TOOL_OUTPUT_TAIL:]}"
+    return bounded(text, TOOL_OUTPUT_HEAD, TOOL_OUTPUT_TAIL, TOOL_OUTPUT_SALIENT)
 
 
 def number_entries(

@@ -22,6 +22,7 @@ import msgspec
 from ..config import Config
 from ..jsonl import iter_blocks
 from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..tool_text import bounded
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .claude_records import (
     WANTED_TYPES,
@@ -89,9 +90,8 @@ def result_text(content: Any) -> str:
 
 
 def bound(text: str, head: int = INDEX_OUTPUT_HEAD, tail: int = INDEX_OUTPUT_TAIL) -> str:
-    if len(text) <= head + tail:
-        return text
-    return f"{text[:head]}\n…\n{text[-tail:]}"
+    """Head, tail and the salient middle lines (errors, failures, versions) of an output."""
+    return bounded(text, head, tail)
 
 
 def is_machinery(text: str) -> bool:

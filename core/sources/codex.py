@@ -43,6 +43,7 @@ import msgspec
 from ..config import Config
 from ..jsonl import iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..tool_text import bounded
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "codex"
@@ -90,7 +91,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
     if full or len(text) <= limit:
         return text
     tail = limit // 4
-    return f"{text[: limit - tail]}\n…[{len(text) - limit} chars]…\n{text[-tail:]}"
+    return bounded(text, limit - tail, tail)  # + the error/failure/version lines between
 
 
 def _ts(value: Any) -> str | None:

@@ -1,0 +1,116 @@
+"""Running a parsed query against an index snapshot: clauses, prefixes, phrases, pages, groups.
+
+:mod:`core.query_syntax` says what a query means; this module turns that into the
+ranked documents of a :class:`~core.index.bm25.Snapshot` and cuts the hit list into
+pages or per-session groups. ``Archive.search`` (and the team store) delegate here,
+so every front end pages, groups and sorts the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from .errors import BadInput
+from .index.bm25 import Hit, Snapshot
+from .index.vocab import prefix_words
+from .model import SearchHit
+from .query_syntax import Query, phrase_pattern
+from .tokenize import default_tokenizer, term_id
+
+SORTS = ("relevance", "recent")
+GROUPS = (None, "session")
+MAX_OFFSET = 10_000
+PREFIX_WORDS = 24  # words a prefix expands to, shortest first (the likeliest completions)
+GROUP_WINDOW = 400  # ranked documents looked at to group a page by session
+
+
+def check_paging(offset: int, sort: str, group: str | None) -> None:
+    if not isinstance(offset, int) or offset < 0 or offset > MAX_OFFSET:
+        raise BadInput(f"offset must be between 0 and {MAX_OFFSET}")
+    if sort not in SORTS:
+        raise BadInput(f"sort must be one of {', '.join(SORTS)}")
+    if group not in GROUPS:
+        raise BadInput("group must be 'session' or empty")
+
+
+def clause_ids(snapshot: Snapshot, query: Query) -> tuple[list[tuple[int, ...]], list[bool], list[str]]:
+    """Per clause, the term ids that satisfy it (a prefix adds the words it completes);
+    which clauses are required; and every term that can match (for snippets)."""
+    tok = default_tokenizer()
+    clauses: list[tuple[int, ...]] = []
+    required: list[bool] = []
+    terms: list[str] = []
+    for clause in query.clauses:
+        own = [clause.term]
+        if clause.prefix:
+            for word in prefix_words(snapshot.segments, clause.prefix, PREFIX_WORDS):
+                own.extend(tok.terms(word)[:1])  # the word's own term, not its parts
+        own = list(dict.fromkeys(own))
+        terms.extend(own)
+        clauses.append(tuple(term_id(t) for t in own))
+        required.append(clause.required)
+    return clauses, required, list(dict.fromkeys(terms))
+
+
+def ranked(
+    snapshot: Snapshot,
+    query: Query,
+    fetch: int,
+    *,
+    sort: str = "relevance",
+    allowed_files: np.ndarray | None = None,
+    ts_from: float | None = None,
+    ts_to: float | None = None,
+) -> tuple[list[Hit], list[str]]:
+    """Ranked documents for ``query`` and the terms they may match by (for snippets)."""
+    clauses, required, terms = clause_ids(snapshot, query)
+    hits = snapshot.search(
+        limit=fetch,
+        clauses=clauses,
+        required=required,
+        excluded=[term_id(t) for t in query.excluded],
+        allowed_files=allowed_files,
+        ts_from=ts_from,
+        ts_to=ts_to,
+        recency_intent=query.recency,
+        sort=sort,
+    )
+    return hits, terms
+
+
+def phrases_first(raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]) -> list[Hit]:
+    """Turns whose conversation text shows every quoted phrase, ahead of the rest (order kept)."""
+    patterns = [p for p in (phrase_pattern(ph) for ph in query.phrases) if p is not None]
+    if not patterns or not raw:
+        return raw
+    docs = bodies([h.doc_id for h in raw])
+    shown, rest = [], []
+    for h in raw:
+        body = (docs.get(h.doc_id) or {}).get("body") or ""
+        (shown if all(p.search(body) for p in patterns) else rest).append(h)
+    return shown + rest
+
+
+def group_by_session(
+    raw: list[Hit], session_of: Callable[[int], str | None], turn_of: Callable[[Hit], object]
+) -> tuple[list[Hit], dict[int, int]]:
+    """The best document per session in rank order, and how many more turns each session matched."""
+    best: dict[str, Hit] = {}
+    turns: dict[str, set[object]] = {}
+    for h in raw:
+        sid = session_of(h.file_id)
+        if sid is None:
+            continue
+        turns.setdefault(sid, set()).add(turn_of(h))
+        best.setdefault(sid, h)
+    firsts = list(best.values())
+    more = {h.doc_id: len(turns[sid]) - 1 for sid, h in best.items()}
+    return firsts, more
+
+
+def with_more(hits: Sequence[SearchHit], more: dict[str, int]) -> list[SearchHit]:
+    return [replace(h, more_in_session=more.get(h.session_id, 0)) for h in hits]
