@@ -283,11 +283,12 @@ class Archive:
         fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
         raw, terms = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
         raw = query_exec.phrases_first(raw, parsed, self.catalog.docs)
+        rarity = query_exec.rarity(snapshot, terms)
         if group == "session":
-            return self._grouped(lib, raw, terms, limit, offset)
-        return self._hits(lib, raw, terms, limit, skip=offset)
+            return self._grouped(lib, raw, terms, limit, offset, rarity)
+        return self._hits(lib, raw, terms, limit, skip=offset, rarity=rarity)
 
-    def _grouped(self, lib: Library, raw, terms: list[str], limit: int, offset: int) -> list[SearchHit]:
+    def _grouped(self, lib: Library, raw, terms: list[str], limit: int, offset: int, rarity: dict[str, float]) -> list[SearchHit]:
         docs = self.catalog.docs([h.doc_id for h in raw])
 
         def session_of(file_id: int) -> str | None:
@@ -299,9 +300,9 @@ class Archive:
         )
         page = firsts[offset : offset + limit]
         counts = {session_of(h.file_id): more[h.doc_id] for h in page}
-        return query_exec.with_more(self._hits(lib, page, terms, limit), counts)
+        return query_exec.with_more(self._hits(lib, page, terms, limit, rarity=rarity), counts)
 
-    def _hits(self, lib: Library, raw, terms: list[str], limit: int, skip: int = 0) -> list[SearchHit]:
+    def _hits(self, lib: Library, raw, terms: list[str], limit: int, skip: int = 0, rarity: dict[str, float] | None = None) -> list[SearchHit]:
         docs = self.catalog.docs([h.doc_id for h in raw])
         hits: list[SearchHit] = []
         seen: set[tuple[str, int | None]] = set()
@@ -333,7 +334,7 @@ class Archive:
                     turn_number=turn,
                     sequence=entry.seq_base + doc["first_seq"],
                     score=h.score,
-                    snippet=snippets.snippet(doc["body"] or "", terms),
+                    snippet=self._snippet(h.file_id, doc, terms, rarity),
                     timestamp=doc["ts"],
                     ref=format_reference(slug=info.slug, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
                     user=info.user,
@@ -344,6 +345,15 @@ class Archive:
             if len(hits) >= limit:
                 break
         return hits
+
+    def _snippet(self, file_id: int, doc: dict, terms: list[str], rarity: dict[str, float] | None) -> str:
+        """From whichever passage of the turn shows the rarest match (the scored one on ties)."""
+        body = doc["body"] or ""
+        if rarity is None:
+            return snippets.snippet(body, terms)
+        rows = self.catalog.db.execute("SELECT body FROM docs WHERE file_id=? AND turn=? ORDER BY part", (file_id, doc["turn"]))
+        others = [r[0] for r in rows if r[0] and r[0] != body]
+        return snippets.best_snippet([body, *others], terms, rarity=rarity)
 
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         """The main-stream turn during which a subagent's work happened."""

@@ -82,6 +82,11 @@ def ranked(
     return hits, terms
 
 
+def rarity(snapshot: Snapshot, terms: Sequence[str]) -> dict[str, float]:
+    """Document frequency of each term, so a snippet can show the rarest match."""
+    return {t: float(snapshot.doc_freq(term_id(t))) for t in terms}
+
+
 def phrases_first(raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]) -> list[Hit]:
     """Turns whose conversation text shows every quoted phrase, ahead of the rest (order kept)."""
     patterns = [p for p in (phrase_pattern(ph) for ph in query.phrases) if p is not None]

@@ -1,4 +1,9 @@
-"""Snippets: a window of a turn's text around the first words that matched.
+"""Snippets: a window of a turn's text around the rarest word that matched.
+
+A hit for ``MockStyles RenderStyles`` must show the identifier, not the first
+"mocking" in the turn: so each matching token is scored by the rarest query term
+it carries (document frequency from the index; a whole identifier is far rarer
+than its parts) and the window centres on the best one, the first of equals.
 
 Finding what matched must agree with the index (stems, identifier parts), but
 tokenizing a whole 8,000-character turn per hit is too slow for search-as-you-type.
@@ -28,8 +33,8 @@ def _candidate_re(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
 
 
-def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int]]:
-    """Spans of the tokens of ``text`` whose index terms meet the query's."""
+def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[str]]]:
+    """Spans of the tokens of ``text`` whose index terms meet the query's, with those terms."""
     pattern = _candidate_re(tuple(query_terms))
     if pattern is None:
         return
@@ -46,18 +51,46 @@ def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int]]:
         token = TOKEN_RE.search(text, left)
         if token is None:
             return
-        if token.start() <= candidate.start() < token.end() and wanted.intersection(expand(token.group())):
-            yield token.start(), token.end()
+        if token.start() <= candidate.start() < token.end():
+            met = wanted.intersection(expand(token.group()))
+            if met:
+                yield token.start(), token.end(), met
         pos = max(token.end(), candidate.end()) if token.start() <= candidate.start() else candidate.end()
 
 
-def snippet(text: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> str:
-    """At most ``width`` characters, centred on the first token whose terms match."""
-    flat = " ".join(text.split())
+MAX_SCANNED = 200  # matches looked at for the rarest one
+
+
+def snippet(
+    text: str, query_terms: list[str], width: int = SNIPPET_CHARS, rarity: dict[str, float] | None = None
+) -> str:
+    """At most ``width`` characters around the token carrying the rarest query term.
+
+    ``rarity``: term → document frequency (lower is rarer); without it, the first
+    match wins.
+    """
+    return best_snippet([text], query_terms, width, rarity)
+
+
+def best_snippet(
+    texts: list[str], query_terms: list[str], width: int = SNIPPET_CHARS, rarity: dict[str, float] | None = None
+) -> str:
+    """The snippet of whichever of ``texts`` (passages of one turn) shows the rarest match; the first on ties."""
+    best: tuple[float, str, tuple[int, int] | None] | None = None
+    for text in texts:
+        flat = " ".join(text.split())
+        found = _rarest(flat, query_terms, rarity)
+        df = found[0] if found else float("inf")
+        if best is None or df < best[0]:
+            best = (df, flat, found[1:] if found else None)
+        if rarity is None:
+            break
+    if best is None:
+        return ""
+    _, flat, span = best
     if len(flat) <= width:
         return flat
-    first = next(_matches(flat, query_terms), None)
-    start = max(0, first[0] - width // 3) if first else 0
+    start = max(0, span[0] - width // 3) if span else 0
     window = flat[start : start + width]
     if start > 0:
         window = "…" + window[1:]
@@ -66,6 +99,20 @@ def snippet(text: str, query_terms: list[str], width: int = SNIPPET_CHARS) -> st
     return window
 
 
+def _rarest(text: str, query_terms: list[str], rarity: dict[str, float] | None) -> tuple[float, int, int] | None:
+    """(document frequency, start, end) of the match carrying the rarest term; the first of equals."""
+    best: tuple[float, int, int] | None = None
+    for n, (start, end, met) in enumerate(_matches(text, query_terms)):
+        if rarity is None:
+            return 0.0, start, end
+        df = min(rarity.get(t, float("inf")) for t in met)
+        if best is None or df < best[0]:
+            best = (df, start, end)
+        if n >= MAX_SCANNED:
+            break
+    return best
+
+
 def matched_spans(text: str, query_terms: list[str]) -> list[tuple[int, int]]:
     """Character spans of the tokens in ``text`` that match the query (highlighting)."""
-    return list(_matches(text, query_terms))
+    return [(start, end) for start, end, _ in _matches(text, query_terms)]

@@ -116,6 +116,16 @@ class Snapshot:
             newest=newest,
         )
 
+    def doc_freq(self, term: int) -> int:
+        """Documents holding ``term`` in either field (alive or not: a snippet hint only)."""
+        n = 0
+        for seg in self.segments:
+            for field_offset in (0, TOOL_FIELD):
+                got = seg.postings_for(int(term) + int(field_offset))
+                if got is not None:
+                    n += int(got[0].shape[0])
+        return n
+
     def dead_count(self) -> int:
         return sum(int((~a).sum()) for a in self.alive)
 
