@@ -119,3 +119,13 @@ def group_by_session(
 
 def with_more(hits: Sequence[SearchHit], more: dict[str, int]) -> list[SearchHit]:
     return [replace(h, more_in_session=more.get(h.session_id, 0)) for h in hits]
+
+
+def group_hits(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """One hit per session (its first, i.e. best) with how many more of its turns matched."""
+    firsts: dict[str, SearchHit] = {}
+    turns: dict[str, set[object]] = {}
+    for h in hits:
+        turns.setdefault(h.session_id, set()).add(h.turn_number)
+        firsts.setdefault(h.session_id, h)
+    return [replace(h, more_in_session=len(turns[sid]) - 1) for sid, h in firsts.items()]

@@ -102,12 +102,14 @@ def best_snippet(
 def _rarest(text: str, query_terms: list[str], rarity: dict[str, float] | None) -> tuple[float, int, int] | None:
     """(document frequency, start, end) of the match carrying the rarest term; the first of equals."""
     best: tuple[float, int, int] | None = None
+    best_key: tuple[float, int] | None = None
     for n, (start, end, met) in enumerate(_matches(text, query_terms)):
         if rarity is None:
             return 0.0, start, end
         df = min(rarity.get(t, float("inf")) for t in met)
-        if best is None or df < best[0]:
-            best = (df, start, end)
+        key = (df, -len(met))  # equally rare: the token carrying more of the query (the identifier itself)
+        if best_key is None or key < best_key:
+            best, best_key = (df, start, end), key
         if n >= MAX_SCANNED:
             break
     return best
