@@ -84,6 +84,21 @@ def _corpus(home: Path) -> dict[str, str]:
         t.user("a quick question about the wombat queue")
         t.assistant("Answered.")
         t.write(root)
+    # Recency words: the older session matches better, the newer one was asked for.
+    t = new("older", 11)
+    t.user("the capybara deploy script failed; capybara deploy again")
+    t.assistant("Fixed the capybara deploy.")
+    t.write(root)
+    t = new("newer", 12)
+    t.user("the capybara deploy script failed")
+    t.assistant("Fixed it.")
+    t.write(root)
+    t = new("compound", 13)
+    t.user("rename hyrax_cache to hyrax_store and keep the hyrax docs")
+    t.write(root)
+    t = new("plain", 14)
+    t.user("the hyrax docs mention a cache")
+    t.write(root)
     return ids
 
 
@@ -159,7 +174,8 @@ def test_a_prefix_matches_the_words_it_starts(archive, home):
     assert home.ids["some"] in _sessions(archive.search("flak*"))
     assert home.ids["some"] in _sessions(archive.search("flak", typing=True))  # the word being typed
     assert archive.search("flak ", typing=True) == []  # a finished word is a word
-    assert home.ids["tool"] in _sessions(archive.search("marsup*")) or archive.search("marsup*") == []
+    assert _sessions(archive.search("narwh*")) == [home.ids["command"]]
+    assert archive.search("narwhal exp*")[0].turn_number == 1
 
 
 def test_sort_recent_lists_newest_first(archive, home):
@@ -167,6 +183,17 @@ def test_sort_recent_lists_newest_first(archive, home):
     assert _sessions(hits)[:2] == [home.ids["other2"], home.ids["other1"]]
     stamps = [h.timestamp for h in archive.search("wombat queue", sort="recent", limit=20)]
     assert stamps == sorted(stamps, reverse=True)
+
+
+def test_recency_words_lift_the_newer_match(archive, home):
+    assert _sessions(archive.search("capybara deploy"))[:2] == [home.ids["older"], home.ids["newer"]]
+    assert _sessions(archive.search("most recent capybara deploy"))[:2] == [home.ids["newer"], home.ids["older"]]
+    assert _sessions(archive.search("the last time I fixed the capybara deploy"))[0] == home.ids["newer"]
+
+
+def test_excluding_a_compound_excludes_the_identifier_not_its_parts(archive, home):
+    got = _sessions(archive.search("hyrax docs -hyrax_cache"))
+    assert home.ids["compound"] not in got and home.ids["plain"] in got
 
 
 def test_equal_scores_break_ties_by_time(archive, home):
