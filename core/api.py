@@ -281,9 +281,8 @@ class Archive:
             if allowed.shape[0] == 0:
                 return []
         fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
-        raw, terms = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        raw, terms, rarity = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
         raw = query_exec.phrases_first(raw, parsed, self.catalog.docs)
-        rarity = query_exec.rarity(snapshot, terms)
         if group == "session":
             return self._grouped(lib, raw, terms, limit, offset, rarity)
         return self._hits(lib, raw, terms, limit, skip=offset, rarity=rarity)
@@ -351,9 +350,13 @@ class Archive:
         body = doc["body"] or ""
         if rarity is None:
             return snippets.snippet(body, terms)
-        rows = self.catalog.db.execute("SELECT body FROM docs WHERE file_id=? AND turn=? ORDER BY part", (file_id, doc["turn"]))
-        others = [r[0] for r in rows if r[0] and r[0] != body]
-        return snippets.best_snippet([body, *others], terms, rarity=rarity)
+
+        def passages() -> Iterator[str]:
+            yield body
+            rows = self.catalog.db.execute("SELECT body FROM docs WHERE file_id=? AND turn=? ORDER BY part", (file_id, doc["turn"]))
+            yield from (r[0] for r in rows if r[0] and r[0] != body)
+
+        return snippets.best_snippet(passages(), terms, rarity=rarity)
 
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         """The main-stream turn during which a subagent's work happened."""

@@ -65,9 +65,11 @@ def ranked(
     allowed_files: np.ndarray | None = None,
     ts_from: float | None = None,
     ts_to: float | None = None,
-) -> tuple[list[Hit], list[str]]:
-    """Ranked documents for ``query`` and the terms they may match by (for snippets)."""
+) -> tuple[list[Hit], list[str], dict[str, float]]:
+    """Ranked documents for ``query``, the terms they may match by, and each term's
+    document frequency (so a snippet can show the rarest match)."""
     clauses, required, terms = clause_ids(snapshot, query)
+    dfs: dict[int, int] = {}
     hits = snapshot.search(
         limit=fetch,
         clauses=clauses,
@@ -78,13 +80,9 @@ def ranked(
         ts_to=ts_to,
         recency_intent=query.recency,
         sort=sort,
+        dfs=dfs,
     )
-    return hits, terms
-
-
-def rarity(snapshot: Snapshot, terms: Sequence[str]) -> dict[str, float]:
-    """Document frequency of each term, so a snippet can show the rarest match."""
-    return {t: float(snapshot.doc_freq(term_id(t))) for t in terms}
+    return hits, terms, {t: float(dfs.get(term_id(t), 0)) for t in terms}
 
 
 def phrases_first(raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]) -> list[Hit]:

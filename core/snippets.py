@@ -16,7 +16,7 @@ candidate is run through the tokenizer to confirm it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from .tokenize import TOKEN_RE, default_tokenizer
@@ -58,7 +58,7 @@ def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[
         pos = max(token.end(), candidate.end()) if token.start() <= candidate.start() else candidate.end()
 
 
-MAX_SCANNED = 200  # matches looked at for the rarest one
+MAX_SCANNED = 40  # matches looked at for the rarest one (per passage)
 
 
 def snippet(
@@ -73,17 +73,28 @@ def snippet(
 
 
 def best_snippet(
-    texts: list[str], query_terms: list[str], width: int = SNIPPET_CHARS, rarity: dict[str, float] | None = None
+    texts: Iterable[str], query_terms: list[str], width: int = SNIPPET_CHARS, rarity: dict[str, float] | None = None
 ) -> str:
-    """The snippet of whichever of ``texts`` (passages of one turn) shows the rarest match; the first on ties."""
+    """The snippet of whichever of ``texts`` (passages of one turn) shows the rarest match; the first on ties.
+
+    Texts after the first are only looked at while the best match so far is not
+    already the rarest term of the query, and only if they contain that term's
+    letters at all (a substring test, far cheaper than matching).
+    """
+    # the rarest term the index holds at all (a typed stem may hold none)
+    held = [t for t in query_terms if rarity and rarity.get(t)]
+    rarest = min(held, key=lambda t: rarity[t]) if rarity and held else None  # type: ignore[index]
+    floor = rarity[rarest] if rarity and rarest else 0.0
     best: tuple[float, str, tuple[int, int] | None] | None = None
-    for text in texts:
+    for n, text in enumerate(texts):
+        if n and rarest and rarest not in text.lower():
+            continue
         flat = " ".join(text.split())
-        found = _rarest(flat, query_terms, rarity)
+        found = _rarest(flat, query_terms, rarity, rarest)
         df = found[0] if found else float("inf")
         if best is None or df < best[0]:
             best = (df, flat, found[1:] if found else None)
-        if rarity is None:
+        if rarity is None or best[0] <= floor:
             break
     if best is None:
         return ""
@@ -99,8 +110,14 @@ def best_snippet(
     return window
 
 
-def _rarest(text: str, query_terms: list[str], rarity: dict[str, float] | None) -> tuple[float, int, int] | None:
-    """(document frequency, start, end) of the match carrying the rarest term; the first of equals."""
+def _rarest(
+    text: str, query_terms: list[str], rarity: dict[str, float] | None, stop_at: str | None = None
+) -> tuple[float, int, int] | None:
+    """(document frequency, start, end) of the match carrying the rarest term; the first of equals.
+
+    Stops at the first token carrying ``stop_at`` (the query's rarest term), or
+    after :data:`MAX_SCANNED` matches.
+    """
     best: tuple[float, int, int] | None = None
     best_key: tuple[float, int] | None = None
     for n, (start, end, met) in enumerate(_matches(text, query_terms)):
@@ -110,6 +127,8 @@ def _rarest(text: str, query_terms: list[str], rarity: dict[str, float] | None) 
         key = (df, -len(met))  # equally rare: the token carrying more of the query (the identifier itself)
         if best_key is None or key < best_key:
             best, best_key = (df, start, end), key
+            if stop_at in met:
+                break
         if n >= MAX_SCANNED:
             break
     return best

@@ -68,6 +68,10 @@ def _corpus(home: Path) -> dict[str, str]:
     t.assistant("Looked at it.")
     t.write(root)
     # An identifier the snippet must show, far from the first loose match.
+    t = new("mocking", 15)
+    t.user("mocking the clock in tests: is mocking fine here?")
+    t.assistant("Mocking is fine.")
+    t.write(root)
     t = new("ident", 7)
     t.user("fix the styles")
     t.assistant("Mocking first. " + "Some unrelated explanation of the renderer. " * 20

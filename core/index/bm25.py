@@ -116,16 +116,6 @@ class Snapshot:
             newest=newest,
         )
 
-    def doc_freq(self, term: int) -> int:
-        """Documents holding ``term`` in either field (alive or not: a snippet hint only)."""
-        n = 0
-        for seg in self.segments:
-            for field_offset in (0, TOOL_FIELD):
-                got = seg.postings_for(int(term) + int(field_offset))
-                if got is not None:
-                    n += int(got[0].shape[0])
-        return n
-
     def dead_count(self) -> int:
         return sum(int((~a).sum()) for a in self.alive)
 
@@ -148,14 +138,16 @@ class Snapshot:
                 df += local.shape[0]
         return found, df
 
-    def _term_scores(self, term: int, out: list[np.ndarray | None]) -> bool:
-        """Add one term's BM25 (both fields) into the per-segment arrays ``out``."""
+    def _term_scores(self, term: int, out: list[np.ndarray | None], dfs: dict[int, int] | None = None) -> bool:
+        """Add one term's BM25 (both fields) into the per-segment arrays ``out``; note its df in ``dfs``."""
         hit = False
         for field_offset, weight, avg, lengths in (
             (0, 1.0, self.avg_main, "len_main"),
             (TOOL_FIELD, TOOLS_WEIGHT, self.avg_tool, "len_tool"),
         ):
             found, df = self._postings(int(term) + int(field_offset))
+            if dfs is not None:
+                dfs[int(term)] = dfs.get(int(term), 0) + df
             if not df:
                 continue
             hit = True
@@ -194,6 +186,7 @@ class Snapshot:
         recency: float = RECENCY_WEIGHT,
         recency_intent: bool = False,
         sort: str = "relevance",
+        dfs: dict[int, int] | None = None,
     ) -> list[Hit]:
         """Top ``limit`` documents; documents matching no term never appear.
 
@@ -202,6 +195,7 @@ class Snapshot:
         Turns holding every clause come first (then BM25 × coordination × recency
         prior, then newer, then doc id); ``required`` clauses must be held,
         ``excluded`` terms must not. ``sort="recent"``: the same tiers, newest first.
+        ``dfs``, if given, receives each scored term's document frequency (both fields).
         """
         if clauses is None:
             clauses = [(int(t),) for t in term_ids]
@@ -216,7 +210,7 @@ class Snapshot:
             best: list[np.ndarray | None] = [None] * n_seg
             for term in alternatives:
                 scores: list[np.ndarray | None] = [None] * n_seg
-                if not self._term_scores(term, scores):
+                if not self._term_scores(term, scores, dfs):
                     continue
                 for i, arr in enumerate(scores):
                     if arr is not None:

@@ -292,7 +292,7 @@ class TeamArchive:
         if snapshot is None:
             return []
         want = query_exec.GROUP_WINDOW if group else offset + limit
-        raw, terms = query_exec.ranked(snapshot, parsed, want * 3 + 10, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        raw, terms, _ = query_exec.ranked(snapshot, parsed, want * 3 + 10, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
         if not raw:
             return []
         cols = ("doc_id", "file_id", "turn", "part", "first_seq", "last_seq", "ts", "side", "body")
