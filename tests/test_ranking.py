@@ -187,6 +187,10 @@ def test_sort_recent_lists_newest_first(archive, home):
     assert _sessions(hits)[:2] == [home.ids["other2"], home.ids["other1"]]
     stamps = [h.timestamp for h in archive.search("wombat queue", sort="recent", limit=20)]
     assert stamps == sorted(stamps, reverse=True)
+    # every word first (newest first), then some words (newest first), whatever the query's length
+    got = archive.search("step wombat queue retries done", sort="recent", limit=20)
+    assert _sessions(got)[:12] == [home.ids["long"]] * 12 and _sessions(got)[12:14] == [home.ids["other2"], home.ids["other1"]]
+    assert [h.turn_number for h in got[:12]] == list(range(11, -1, -1))
 
 
 def test_recency_words_lift_the_newer_match(archive, home):

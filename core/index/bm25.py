@@ -268,7 +268,8 @@ class Snapshot:
         held = np.concatenate([p[3] for p in parts]).astype(np.int64)
         ts = np.concatenate([p[4] for p in parts]).astype(np.float64)
         complete = held >= n_clauses
-        tiered = complete if n_clauses <= STRICT_TERMS else np.zeros_like(complete)
+        # sort="recent" always lists the turns holding every term first (newest first), then the rest
+        tiered = complete if (n_clauses <= STRICT_TERMS or sort == "recent") else np.zeros_like(complete)
         score = bm * (held / n_clauses) ** COORD_POWER
         if recency and self.newest > 0:
             age_days = np.maximum(self.newest - ts, 0.0) / 86400.0
