@@ -12,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -263,6 +263,10 @@ def test_cli_operators_sort_group_and_offset(home):
     page2 = _cli(home, "wombat queue", "--limit", "3", "--offset", "3")["results"]
     assert not {r["ref"] for r in page1} & {r["ref"] for r in page2}
     assert _cli(home, '"invoice rollover"')["results"][0]["session_id"] == ids["all"]
+    env = {"HOME": str(home.path), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    text = subprocess.run([str(SCRIPT), "search", "wombat queue", "--group", "session"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0 and "(+11 more in this session)" in text.stdout, text.stderr
 
 
 def test_mcp_search_params(archive, home):
