@@ -24,7 +24,7 @@ from .tokenize import default_tokenizer, term_id
 SORTS = ("relevance", "recent")
 GROUPS = (None, "session")
 MAX_OFFSET = 10_000
-PREFIX_WORDS = 24  # words a prefix expands to, shortest first (the likeliest completions)
+PREFIX_WORDS = 8  # words a prefix expands to, shortest first (the likeliest completions)
 GROUP_WINDOW = 400  # ranked documents looked at to group a page by session
 
 
@@ -43,17 +43,19 @@ def clause_ids(snapshot: Snapshot, query: Query) -> tuple[list[tuple[int, ...]],
     tok = default_tokenizer()
     clauses: list[tuple[int, ...]] = []
     required: list[bool] = []
-    terms: list[str] = []
+    terms: list[str] = []  # what was typed first, then the words prefixes completed
+    completions: list[str] = []
     for clause in query.clauses:
         own = [clause.term]
         if clause.prefix:
             for word in prefix_words(snapshot.segments, clause.prefix, PREFIX_WORDS):
                 own.extend(tok.terms(word)[:1])  # the word's own term, not its parts
         own = list(dict.fromkeys(own))
-        terms.extend(own)
+        terms.append(own[0])
+        completions.extend(own[1:])
         clauses.append(tuple(term_id(t) for t in own))
         required.append(clause.required)
-    return clauses, required, list(dict.fromkeys(terms))
+    return clauses, required, list(dict.fromkeys(terms + completions))
 
 
 def ranked(
@@ -82,7 +84,10 @@ def ranked(
         sort=sort,
         dfs=dfs,
     )
-    return hits, terms, {t: float(dfs.get(term_id(t), 0)) for t in terms}
+    # rarity of the typed terms only: a snippet shows what was asked for, and a rare
+    # completion of a prefix ("re*" → "reentrant") must not steer it
+    typed = {c.term for c in query.clauses}
+    return hits, terms, {t: float(dfs.get(term_id(t), 0)) for t in terms if t in typed}
 
 
 def phrases_first(raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]) -> list[Hit]:

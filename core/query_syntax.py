@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 from .tokenize import Tokenizer, default_tokenizer
 
-MIN_PREFIX = 2  # characters before a ``*`` (or of a word being typed) to expand it
+MIN_PREFIX = 2  # characters before a ``*`` to expand it
+MIN_TYPED_PREFIX = 3  # characters of a word being typed before it expands (two letters match too much)
 _TOKEN = re.compile(r'(-?)"([^"]*)(?:"|$)|(\S+)')
 # Words asking for the newest of similar turns; they are dropped from the terms.
 _RECENCY = re.compile(
@@ -86,7 +87,8 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
         prefix = None
         if word.endswith("*") or is_last:
             stripped = word.rstrip("*")
-            if len(stripped) >= MIN_PREFIX and stripped.isalnum():
+            shortest = MIN_PREFIX if word.endswith("*") else MIN_TYPED_PREFIX
+            if len(stripped) >= shortest and stripped.isalnum():
                 prefix = stripped.lower()
             word = stripped
         terms = tok.query_terms(word)

@@ -30,7 +30,10 @@ def _candidate_re(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     words = sorted({t for t in terms if t}, key=len, reverse=True)
     if not words:
         return None
-    return re.compile("|".join(re.escape(w) for w in words), re.IGNORECASE)
+    # An index term starts a token or a part of one, never inside a lowercase run:
+    # not after a lowercase letter unless it starts with a capital (camelCase).
+    start = r"(?:(?-i:(?<![a-z]))|(?-i:(?=[A-Z])))"
+    return re.compile(start + "(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
 
 
 def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[str]]]:
@@ -59,6 +62,7 @@ def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[
 
 
 MAX_SCANNED = 40  # matches looked at for the rarest one (per passage)
+MAX_PASSAGES = 3  # other passages of a turn looked at
 
 
 def snippet(
@@ -87,6 +91,8 @@ def best_snippet(
     floor = rarity[rarest] if rarity and rarest else 0.0
     best: tuple[float, str, tuple[int, int] | None] | None = None
     for n, text in enumerate(texts):
+        if n > MAX_PASSAGES:
+            break
         if n and rarest and rarest not in text.lower():
             continue
         flat = " ".join(text.split())
