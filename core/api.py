@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import answers, coverage, handoff, snippets
+from . import answers, coverage, handoff, query_exec, query_syntax, snippets
 from .arguments import out_of_bounds
 from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .catalog import CatalogError, disk_full_is_an_error, is_damage
@@ -38,9 +38,8 @@ from .streams import chronological, stitched
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
 from .fspath import display_text
-from .ranking import hit_order
+from .ranking import in_total_order
 from .timeutil import newest_first, parse_ts, parse_user_time
-from .tokenize import default_tokenizer, term_id
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
 from .watch import Watcher
@@ -290,16 +289,26 @@ class Archive:
         date_from: str | None = None,
         date_to: str | None = None,
         tags: list[str] | None = None,
+        sort: str = "relevance",
+        offset: int = 0,
+        group: str | None = None,
+        typing: bool = False,
     ) -> list[SearchHit]:
+        """Ranked turns for ``query`` (syntax: :mod:`core.query_syntax`).
+
+        ``sort="recent"``: newest first among the best-matching turns; ``offset``
+        pages; ``group="session"``: one hit per session (its best) with
+        ``more_in_session``; ``typing``: the last word is a prefix (search-as-you-type).
+        """
         limit = _check_limit(limit)
+        query_exec.check_paging(offset, sort, group)
         ts_from = parse_user_time(date_from, name="date_from")  # bad input is an error even when nothing matches
         ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
         lib = self.library
         snapshot = self._snapshot
-        terms = default_tokenizer().query_terms(query or "")
-        if not terms or snapshot is None:
+        parsed = query_syntax.parse(query or "", typing=typing)
+        if not parsed or snapshot is None:
             return []
-        ids = [term_id(t) for t in terms]
         allowed = None
         if project or slug or session_id or agent or user or tags:
             sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, tags=tags)
@@ -313,12 +322,32 @@ class Archive:
             allowed = np.array(lib.in_scope_file_ids(), dtype=np.int32)
             if allowed.shape[0] == 0:
                 return []
-        raw = snapshot.search(ids, limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
-        return self._hits(lib, raw, terms, limit)
+        fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
+        raw, terms, rarity = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        raw = query_exec.phrases_first(raw, parsed, self.catalog.docs)
+        if group == "session":
+            return self._grouped(lib, raw, terms, limit, offset, rarity, sort)
+        return self._hits(lib, raw, terms, limit, skip=offset, rarity=rarity, sort=sort)
 
-    def _hits(self, lib: Library, raw, terms: list[str], limit: int) -> list[SearchHit]:
+    def _grouped(self, lib: Library, raw, terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str) -> list[SearchHit]:
         docs = self.catalog.docs([h.doc_id for h in raw])
-        best: dict[tuple[str, int | None], tuple[SearchHit, str]] = {}  # one hit per turn: its best passage
+
+        def session_of(file_id: int) -> str | None:
+            entry = lib.file(file_id)
+            return entry.session_id if entry is not None else None
+
+        firsts, more = query_exec.group_by_session(
+            raw, session_of, lambda h: (h.file_id, (docs.get(h.doc_id) or {}).get("turn", h.doc_id))
+        )
+        page = firsts[offset : offset + limit]
+        counts = {session_of(h.file_id): more[h.doc_id] for h in page}
+        return query_exec.with_more(self._hits(lib, page, terms, limit, rarity=rarity, sort=sort), counts)
+
+    def _hits(
+        self, lib: Library, raw, terms: list[str], limit: int, skip: int = 0, rarity: dict[str, float] | None = None, sort: str = "relevance"
+    ) -> list[SearchHit]:
+        docs = self.catalog.docs([h.doc_id for h in raw])
+        hits: list[tuple[SearchHit, object, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
         for h in raw:
             doc = docs.get(h.doc_id)
             entry = lib.file(h.file_id)
@@ -331,27 +360,55 @@ class Archive:
                 turn = entry.turn_base + doc["turn"]
             else:
                 turn = self._parent_turn(lib, entry.session_id, doc["ts"])
-            hit = SearchHit(
-                session_id=info.session_id,
-                slug=info.slug,
-                session_number=info.session_number,
-                project=info.project,
-                agent=info.agent,
-                turn_number=turn,
-                sequence=entry.seq_base + doc["first_seq"],
-                score=h.score,
-                snippet="",  # made below for the hits kept only
-                timestamp=doc["ts"],
-                ref=format_reference(slug=info.chain_name, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
-                user=info.user,
-                is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
-                match_terms=tuple(terms),
+            hits.append(
+                (
+                    SearchHit(
+                        session_id=info.session_id,
+                        slug=info.slug,
+                        session_number=info.session_number,
+                        project=info.project,
+                        agent=info.agent,
+                        turn_number=turn,
+                        sequence=entry.seq_base + doc["first_seq"],
+                        score=h.score,
+                        snippet="",  # made below for the hits kept only
+                        timestamp=doc["ts"],
+                        ref=format_reference(slug=info.chain_name, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
+                        user=info.user,
+                        is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
+                        match_terms=tuple(terms),
+                    ),
+                    h,
+                    doc,
+                )
             )
-            key = (info.session_id, turn)
-            if key not in best or hit_order(hit) < hit_order(best[key][0]):
-                best[key] = (hit, doc["body"] or "")
-        kept = sorted(best.values(), key=lambda pair: hit_order(pair[0]))[:limit]
-        return [replace(hit, snippet=snippets.snippet(body, terms)) for hit, body in kept]
+        # The ranked order, with ties made total by a stable id (core/ranking.py), then
+        # one hit per turn (its best passage), then the page.
+        kept: list[tuple[SearchHit, object, dict]] = []
+        seen: set[tuple[str, int | None]] = set()
+        for hit, h, doc in in_total_order(hits, recent=sort == "recent"):
+            key = (hit.session_id, hit.turn_number)
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > skip:
+                kept.append((hit, h, doc))
+            if len(kept) == limit:
+                break
+        return [replace(hit, snippet=self._snippet(h.file_id, doc, terms, rarity)) for hit, h, doc in kept]
+
+    def _snippet(self, file_id: int, doc: dict, terms: list[str], rarity: dict[str, float] | None) -> str:
+        """From whichever passage of the turn shows the rarest match (the scored one on ties)."""
+        body = doc["body"] or ""
+        if rarity is None:
+            return snippets.snippet(body, terms)
+
+        def passages() -> Iterator[str]:
+            yield body
+            rows = self.catalog.db.execute("SELECT body FROM docs WHERE file_id=? AND turn=? ORDER BY part", (file_id, doc["turn"]))
+            yield from (r[0] for r in rows if r[0] and r[0] != body)
+
+        return snippets.best_snippet(passages(), terms, rarity=rarity)
 
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         """The main-stream turn during which a subagent's work happened."""

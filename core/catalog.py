@@ -19,6 +19,8 @@ from typing import Any
 from .errors import OutOfSpace
 from .fspath import path_from_db
 
+# 6: opening turns, salient tool output, per-segment vocabularies (issue 14); record
+# hashes (replays by uuid and content), skip reasons, non-UTF-8 paths (issue 11)
 SCHEMA_VERSION = 6
 
 SCHEMA = """

@@ -50,9 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true", help="build a demo corpus and open the app on it")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("search", parents=[common], help="search turns")
+    p = sub.add_parser("search", parents=[common], help='search turns ("exact phrase", -exclude, prefix*)')
     p.add_argument("query")
     p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--offset", type=int, default=0, help="skip this many hits (the next page)")
+    p.add_argument("--sort", choices=("relevance", "recent"), default="relevance", help="recent: newest first")
+    p.add_argument("--group", choices=("session",), help="session: one hit per session, its best")
     p.add_argument("--project")
     p.add_argument("--agent")
     p.add_argument("--slug")
@@ -209,6 +212,7 @@ def cmd_search(args) -> int:
         hits = archive.search(
             args.query, limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
             agent=args.agent, user=args.user, date_from=args.date_from, date_to=args.date_to,
+            sort=args.sort, offset=args.offset, group=args.group,
         )
         if args.json:
             _print_json({"results": [h.to_dict() for h in hits]})
@@ -218,7 +222,8 @@ def cmd_search(args) -> int:
             return 1
         for h in hits:
             when = _when(h.timestamp)
-            print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}")
+            more = f"  (+{h.more_in_session} more in this session)" if h.more_in_session else ""
+            print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}{more}")
             print(f"    {h.snippet}")
         return 0
 

@@ -140,6 +140,7 @@ def _handlers(archive: Archive) -> list[Route]:
                 q, limit=_int(p, "limit", 10, 1, 500), project=_opt(p, "project"),
                 slug=_opt(p, "slug"), session_id=_opt(p, "session_id"), agent=_opt(p, "agent"),
                 user=_opt(p, "user"), date_from=_opt(p, "date_from"), date_to=_opt(p, "date_to"),
+                sort=_opt(p, "sort") or "relevance", offset=_int(p, "offset", 0, 0), group=_opt(p, "group"),
             )  # fmt: skip
             return {"results": [h.to_dict() for h in hits]}
 

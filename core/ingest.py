@@ -17,6 +17,7 @@ import numpy as np
 from pathlib import Path
 
 from .index.postings import Postings, count_terms
+from .index import vocab
 from .index.segment import Segment, build_from_coo, save_segment
 from .model import FileMeta
 from .sources import MAIN, SourceFile, get_source
@@ -287,4 +288,5 @@ def chunk_segment(chunk_id: int, outputs: list[JobOutput]) -> Segment | None:
     return build_from_coo(
         segment_name(chunk_id), cat(terms), cat(docs).astype(np.int32), cat(tfs), cat(doc_ids),
         cat(file_ids), cat(ts), cat(len_main), cat(len_tool),
+        vocab.encode(vocab.words_of(d.main for out in outputs for d in out.docs)),
     )

@@ -324,6 +324,14 @@ def build_server(archive: Archive) -> MCPServer:
         date_from: Date = None,
         date_to: Date = None,
         user: Annotated[OptStr, Field(description="Only this user (team store).")] = None,
+        sort: Annotated[
+            Literal["relevance", "recent"], Field(description="recent: newest first among the best matches.")
+        ] = "relevance",
+        offset: Offset = 0,
+        group: Annotated[
+            Literal["session"] | None,
+            Field(description="session: one hit per session (its best), with more_in_session."),
+        ] = None,
     ) -> SearchResults:
         """Full-text search over past conversations, best matches first.
 
@@ -331,11 +339,14 @@ def build_server(archive: Archive) -> MCPServer:
         message, a command, a file name, a decision. Each result is one turn with a
         snippet, its `ref` (pass to read_turn for the whole turn) and `sequence` (pass
         with session_id to get_message_context for the surrounding messages).
+        Query syntax: "exact phrase", -exclude, prefix*; turns holding every word
+        rank first. Page on with `offset`.
         """
         with _readable_errors(archive):
             hits = archive.search(
                 query, limit=limit, project=project, slug=slug, session_id=session_id,
                 agent=agent, user=user, date_from=date_from, date_to=date_to,
+                sort=sort, offset=offset, group=group,
             )  # fmt: skip
             return SearchResults.model_validate({"results": [h.to_dict() for h in hits]})
 

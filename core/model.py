@@ -205,9 +205,10 @@ class SearchHit:
     user: str | None = None
     is_sidechain: bool = False
     match_terms: tuple[str, ...] = field(default=())
+    more_in_session: int | None = None  # with group="session": other matching turns of the session
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "session_id": self.session_id,
             "slug": self.slug,
             "session_number": self.session_number,
@@ -221,3 +222,6 @@ class SearchHit:
             "ref": self.ref,
             "user": self.user,
         }
+        if self.more_in_session is not None:
+            out["more_in_session"] = self.more_in_session
+        return out

@@ -1,16 +1,18 @@
 """Group a file's entries into turns (SPEC §2), for reading and for the index.
 
 A turn starts at an entry the adapter marked ``starts_turn`` (a prompt a person
-typed) and collects what follows until the next one. Entries before the first
-prompt belong to no turn. In a session's main file a subagent's prompt
-(``is_sidechain``, as Claude Code 1.0.x wrote them inline) starts no turn: the
-subagent works within the turn that started it. The same numbering
-(:func:`number_entries`) serves both uses, so a session's turn count and the turns
-it reads back never differ:
+typed) and collects what follows until the next one. Entries before a file's first
+prompt form a turn of their own (SPEC §2: "anything before the first prompt belongs
+to turn 0"), so the answer to a bare ``/init`` is read and searched like any turn.
+In a session's main file a subagent's prompt (``is_sidechain``, as Claude Code 1.0.x
+wrote them inline) starts no turn: the subagent works within the turn that started
+it. The same numbering (:class:`TurnCounter`) serves both uses, so a session's turn
+count and the turns it reads back never differ:
 
 * :class:`DocBuilder` keeps, per turn, the text the index ranks: prompt and answer
   text plus tool names (``main``) and a bounded slice of tool inputs and outputs
-  (``tools``). It carries its open turn across incremental reads, so an appended
+  (``tools``: head, tail and the salient lines of each output, see
+  :mod:`core.tool_text`). It carries its open turn across incremental reads, so an appended
   line that continues the last turn re-emits that turn's document.
 * :func:`build_turns` makes :class:`~core.model.Turn` values from full messages.
 """
@@ -22,10 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from .model import Entry, Message, Turn
+from .tool_text import bounded
 
 TOOL_INPUT_CHARS = 200  # of each tool call's input, in the tools field
-TOOL_OUTPUT_HEAD = 400  # of each tool output, start …
-TOOL_OUTPUT_TAIL = 200  # … and end (errors and summaries sit there)
+TOOL_OUTPUT_HEAD = 800  # of each tool output, start …
+TOOL_OUTPUT_TAIL = 300  # … and end (errors and summaries sit there) …
+TOOL_OUTPUT_SALIENT = 1500  # … and the error, failure and version lines in between
 # A long autonomous turn (hundreds of tool calls) is indexed as passages of about
 # this much text, each carrying the prompt: BM25's length normalization then
 # compares like with like, and a detail deep in the turn is not cut off.
@@ -90,24 +94,42 @@ def _tool_input_text(tool_input: dict[str, Any] | None) -> str:
 
 
 def _bounded_output(text: str) -> str:
-    if len(text) <= TOOL_OUTPUT_HEAD + TOOL_OUTPUT_TAIL:
-        return text
-    return f"{text[:TOOL_OUTPUT_HEAD]} … {text[-TOOL_OUTPUT_TAIL:]}"
+    return bounded(text, TOOL_OUTPUT_HEAD, TOOL_OUTPUT_TAIL, TOOL_OUTPUT_SALIENT)
 
 
 def number_entries(
     entries: Iterable[Entry], *, start_seq: int = 0, start_turn: int = -1, main_file: bool = False
-) -> Iterator[tuple[int, int | None, Entry]]:
-    """``(sequence, turn, entry)`` with turns counted from ``start_turn + 1``.
+) -> Iterator[tuple[int, int, Entry]]:
+    """``(sequence, turn, entry)`` with the file's turns counted from ``start_turn + 1``.
 
-    ``main_file``: the entries are a session's own file, where sidechain prompts
-    start no turn (a subagent's own file numbers its prompts).
+    What comes before the file's first prompt is a turn of its own. ``main_file``:
+    the entries are a session's own file, where sidechain prompts start no turn (a
+    subagent's own file numbers its prompts).
     """
-    turn = start_turn
+    numbering = TurnCounter(start_turn, main_file=main_file)
     for offset, entry in enumerate(entries):
-        if entry.starts_turn and not (main_file and entry.is_sidechain):
-            turn += 1
-        yield start_seq + offset, (turn if turn >= 0 else None), entry
+        yield start_seq + offset, numbering.next(entry), entry
+
+
+class TurnCounter:
+    """The turn of each entry in order, resumable from ``turn``.
+
+    Entries before the first prompt open a turn of their own (turn 0 of a session);
+    every prompt starts the next turn.
+    """
+
+    __slots__ = ("turn", "_first", "_main_file")
+
+    def __init__(self, start_turn: int = -1, *, turn: int | None = None, main_file: bool = False) -> None:
+        self._first = start_turn + 1
+        self.turn = start_turn if turn is None else turn
+        self._main_file = main_file
+
+    def next(self, entry: Entry) -> int:
+        starts = entry.starts_turn and not (self._main_file and entry.is_sidechain)
+        if starts or self.turn < self._first:
+            self.turn += 1
+        return self.turn
 
 
 class DocBuilder:
@@ -115,10 +137,10 @@ class DocBuilder:
 
     def __init__(self, state: dict[str, Any] | None = None, *, main_file: bool = False) -> None:
         state = state or {}
-        self.main_file = main_file
         self.next_seq: int = state.get("next_seq", 0)
         self.turn: int = state.get("turn", -1)
         self.open: dict[str, Any] | None = state.get("open")
+        self.main_file = main_file
 
     def state(self) -> dict[str, Any]:
         return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open}
@@ -128,12 +150,10 @@ class DocBuilder:
         closed: list[dict[str, Any]] = []
         if self.open is not None:
             self.open["touched"] = False
-        for seq, turn, entry in number_entries(
-            entries, start_seq=self.next_seq, start_turn=self.turn, main_file=self.main_file
-        ):
+        numbering = TurnCounter(turn=self.turn, main_file=self.main_file)
+        for seq, entry in enumerate(entries, self.next_seq):
+            turn = numbering.next(entry)
             self.next_seq = seq + 1
-            if turn is None:
-                continue
             if turn != self.turn or self.open is None:
                 self._close(closed)
                 self.turn = turn

@@ -63,7 +63,7 @@ def test_scores_equal_bm25s_lucene():
     reference.index(bm25s.tokenization.Tokenized(ids=[[vocab[t] for t in toks] for toks in token_lists], vocab={str(v): v for v in vocab.values()}), show_progress=False)
     for query in ("watchdog bursts", "flaky invoice", "partial lines complete", "bm25 k1"):
         ids = [vocab[t] for t in tok.query_terms(query) if t in vocab]
-        ours = {h.doc_id - 1: h.score for h in snap.search(ids, 100)}
+        ours = {h.doc_id - 1: h.bm25 for h in snap.search(ids, 100)}
         theirs = reference.get_scores([str(i) for i in ids])
         for doc, score in enumerate(theirs):
             assert abs(ours.get(doc, 0.0) - score) < 1e-4, (query, doc)

@@ -90,7 +90,8 @@ FILE_COUNTS = {
     "episodic-memory/test/fixtures/tiny-conversation.jsonl": (2, 0),
     "spotter/short.jsonl": (1, 0),  # the 2nd user text is "[Request interrupted by user for tool use]"
     "spotter/tool_heavy.jsonl": (2, 0),
-    "spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": (2, 1),
+    # its `/compact` was given arguments ("and continue with the reamining tasks"): the user's words
+    "spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl": (3, 1),
     "spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl": (2, 1),
     "spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl": (2, 1),
     "spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl": (1, 1),
@@ -221,8 +222,10 @@ def test_parents_that_are_empty_files_are_never_listed(archive):
 
 # session prefix -> turn_count (main files only; subagents never add turns)
 TURNS = {
-    "ae4a77f8": 2, "fa812bfe": 2, "258c7280": 2, "8463c716": 1, "4d5611e5": 2,
-    "7acd37a8": 5,  # prompts at lines 46, 58, 63, 98, 168 (IDE-context block lists)
+    "ae4a77f8": 3, "fa812bfe": 2, "258c7280": 2, "8463c716": 1, "4d5611e5": 2,
+    # turn 0: the answer to a bare `/init` (SPEC §2: before the first prompt), then
+    # prompts at lines 46, 58, 63, 98, 168 (IDE-context block lists)
+    "7acd37a8": 6,
     "cb2e607c": 5,
     "9e953218": 11,
     "a7da6a22": 7,  # 2 "[Request interrupted…]" and /context, /model machinery excluded
@@ -236,6 +239,21 @@ TURNS = {
 def test_turn_counts(archive):
     got = {prefix: archive.resolve(full_id(prefix)).sessions[0].turn_count for prefix in TURNS}
     assert got == TURNS
+
+
+def test_opening_turns_are_read_and_searched_like_any_turn(archive):
+    """Issue 14.1: the answer to a bare `/init` is turn 0; a command given arguments is a prompt."""
+    init = full_id("7acd37a8")
+    opening = archive.read_turn(init, 0)
+    assert opening.user_text == "" and "CLAUDE.md" in opening.assistant_text and opening.tools_used
+    assert archive.read_turn(init, 1).user_text  # the first prompt starts turn 1
+    hits = archive.search("analyze codebase create CLAUDE.md", session_id=init, limit=3)
+    assert hits and (hits[0].session_id, hits[0].turn_number) == (init, 0)
+    compact = full_id("ae4a77f8")
+    hits = archive.search("reamining tasks", session_id=compact, limit=3)
+    assert hits, "the /compact arguments are searchable"
+    turn = archive.read_turn(compact, hits[0].turn_number)
+    assert turn.user_text == "/compact and continue with the reamining tasks"
 
 
 def test_spotter_compactions_are_one_message_in_place(archive):

@@ -63,6 +63,7 @@ def search(archive: Any, query: str, filters: Filters, refresh: bool = False) ->
         project=filters.project,
         agent=filters.agent,
         date_from=filters.date_from,
+        typing=True,  # the last word may be half typed: it matches as a prefix ("flak" → flaky)
     )
     if filters.tag:
         tagged = {s.session_id for s in _all_sessions(archive, tags=[filters.tag])}

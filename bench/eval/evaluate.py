@@ -105,6 +105,11 @@ def metrics(outcomes: list[Outcome], attr: str = "conv_rank") -> tuple[int, floa
     return n, recall, mrr
 
 
+def at_one(outcomes: list[Outcome]) -> float:
+    """R@1: share of queries whose expected conversation is the first one listed."""
+    return sum(1 for o in outcomes if o.conv_rank == 1) / len(outcomes) if outcomes else 0.0
+
+
 # --------------------------------------------------------------------------------------
 # Our system
 
@@ -206,8 +211,8 @@ def print_tables(reports: list[Report]) -> None:
     groups: list[tuple[str, Any]] = [("ALL", lambda o: True),
                                      ("ALL w/o orphan_subagent", lambda o: o.query.get("style") != "orphan_subagent")]
     groups += [(f"  style={s}", (lambda s: lambda o: o.query.get("style") == s)(s)) for s in styles]
-    head = f"{'':28}" + "".join(f"| {r.system:^38} " for r in reports)
-    sub = f"{'group':22}{'n':>6}" + "".join(f"| {'R@10':>7} {'MRR@10':>7} {'hitR@10':>8} {'hitMRR':>8}  " for _ in reports)
+    head = f"{'':28}" + "".join(f"| {r.system:^46} " for r in reports)
+    sub = f"{'group':22}{'n':>6}" + "".join(f"| {'R@1':>7} {'R@10':>7} {'MRR@10':>7} {'hitR@10':>8} {'hitMRR':>8}  " for _ in reports)
     print(head)
     print(sub)
     print("-" * len(sub))
@@ -218,7 +223,7 @@ def print_tables(reports: list[Report]) -> None:
             sel = [o for o in r.outcomes if pred(o)]
             n, rec, mrr = metrics(sel)
             _, hrec, hmrr = metrics(sel, "hit_rank")
-            line += f"| {rec:7.3f} {mrr:7.3f} {hrec:8.3f} {hmrr:8.3f}  "
+            line += f"| {at_one(sel):7.3f} {rec:7.3f} {mrr:7.3f} {hrec:8.3f} {hmrr:8.3f}  "
         print(f"{name:22}{n:>6}" + line)
     for r in reports:
         qs = [o.seconds for o in r.outcomes]

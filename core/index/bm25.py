@@ -25,15 +25,54 @@ from .segment import TOOL_FIELD, Segment
 K1 = 1.2
 B = 0.75
 TOOLS_WEIGHT = 0.6
+# Coordination: a turn holding k of a query's n terms scores BM25 * (k/n)**COORD_POWER.
+# For a query of up to STRICT_TERMS terms (keywords: "flaky invoice test") every turn
+# holding all n also ranks above every turn that holds fewer (two tiers), so more
+# words narrow the list; a longer query is a description, whose words are rarely all
+# in one turn, so there the factor alone prefers fuller matches.
+COORD_POWER = 0.5
+STRICT_TERMS = 4
+# Recency prior: a turn gains up to RECENCY_WEIGHT of its score for being new, halving
+# every RECENCY_HALF_LIFE days before the newest turn of the archive (a mild tie-breaker
+# between similar turns, never a reason to list an unrelated one).
+RECENCY_WEIGHT = 0.05
+RECENCY_HALF_LIFE_DAYS = 30.0
+# When the query asks for the most recent ("last time", "most recent session"), the
+# newest of the matching turns gains up to this much, by its rank in time among them.
+RECENCY_INTENT_WEIGHT = 0.5
+RECENCY_INTENT_POOL = 10  # … among this many best-scoring turns
 MAX_TIED = 10  # candidates kept at most per wanted one when scores tie at the cut
+_TIER = 1e7  # above any BM25 sum: the all-terms tier sorts first
+
+
+def _intent_prior(score: np.ndarray, ts: np.ndarray, files: np.ndarray) -> np.ndarray:
+    """Per document: 1 + weight × (its file's rank in time among the best-scoring files) / (pool − 1).
+
+    Files stand in for conversations: a long session's many passages must not fill
+    the pool. A file's time is that of its best document; files outside the pool keep 1.
+    """
+    order = np.argsort(-score, kind="stable")
+    _, first = np.unique(files[order], return_index=True)
+    best_docs = order[np.sort(first)][:RECENCY_INTENT_POOL]  # best document of each top file
+    prior = np.ones(score.shape[0], dtype=np.float64)
+    pool = best_docs.shape[0]
+    if pool > 1:
+        when = np.where(ts[best_docs] > 0, ts[best_docs], -np.inf)
+        rank = np.argsort(np.argsort(when, kind="stable"), kind="stable")
+        boost = dict(zip(files[best_docs].tolist(), (RECENCY_INTENT_WEIGHT * rank / (pool - 1)).tolist()))
+        prior += np.array([boost.get(f, 0.0) for f in files.tolist()])
+    return prior
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
     doc_id: int
     file_id: int
-    score: float
+    score: float  # what the list is ordered by: BM25 × coordination × recency prior
     ts: float
+    bm25: float = 0.0  # the plain BM25 sum (tests pin it to bm25s)
+    matched: int = 0  # how many of the query's clauses the turn holds
+    complete: bool = True  # it holds all of them
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +85,7 @@ class Snapshot:
     avg_main: float
     avg_tool: float
     generation: int = 0
+    newest: float = 0.0  # timestamp of the newest alive document (the recency prior's "now")
 
     @classmethod
     def create(
@@ -55,6 +95,7 @@ class Snapshot:
         n = 0
         sum_main = 0.0
         sum_tool = 0.0
+        newest = 0.0
         for seg in segments:
             if dead_doc_ids.shape[0]:
                 keep = ~np.isin(seg.doc_ids, dead_doc_ids)
@@ -64,6 +105,8 @@ class Snapshot:
             n += int(keep.sum())
             sum_main += float(np.asarray(seg.len_main, dtype=np.float64)[keep].sum())
             sum_tool += float(np.asarray(seg.len_tool, dtype=np.float64)[keep].sum())
+            if keep.any():
+                newest = max(newest, float(np.asarray(seg.ts)[keep].max()))
         return cls(
             segments=tuple(segments),
             alive=tuple(alive),
@@ -71,100 +114,203 @@ class Snapshot:
             avg_main=(sum_main / n) if n else 1.0,
             avg_tool=(sum_tool / n) if n else 1.0,
             generation=generation,
+            newest=newest,
         )
 
     def dead_count(self) -> int:
         return sum(int((~a).sum()) for a in self.alive)
 
-    def search(
-        self,
-        term_ids: Sequence[int],
-        limit: int,
-        *,
-        allowed_files: np.ndarray | None = None,
-        ts_from: float | None = None,
-        ts_to: float | None = None,
-    ) -> list[Hit]:
-        """Top ``limit`` documents by BM25; documents matching no term never appear."""
-        if not term_ids or not self.segments or limit <= 0:
-            return []
-        scores = [None] * len(self.segments)
+    # --- scoring -----------------------------------------------------------------------
+
+    def _postings(self, tid: int) -> tuple[list[tuple[int, np.ndarray, np.ndarray]], int]:
+        """Alive (segment, local positions, tf) of one field-term, and its document frequency."""
+        found = []
+        df = 0
+        for i, seg in enumerate(self.segments):
+            got = seg.postings_for(tid)
+            if got is None:
+                continue
+            local, tf = got
+            keep = self.alive[i][local]
+            if not keep.all():
+                local, tf = local[keep], tf[keep]
+            if local.shape[0]:
+                found.append((i, local, tf))
+                df += local.shape[0]
+        return found, df
+
+    def _term_scores(self, term: int, out: list[np.ndarray | None], dfs: dict[int, int] | None = None) -> bool:
+        """Add one term's BM25 (both fields) into the per-segment arrays ``out``; note its df in ``dfs``."""
+        hit = False
         for field_offset, weight, avg, lengths in (
             (0, 1.0, self.avg_main, "len_main"),
             (TOOL_FIELD, TOOLS_WEIGHT, self.avg_tool, "len_tool"),
         ):
-            for term in term_ids:
-                tid = int(term) + int(field_offset)
-                found = []
-                df = 0
-                for i, seg in enumerate(self.segments):
-                    got = seg.postings_for(tid)
-                    if got is None:
-                        continue
-                    local, tf = got
-                    keep = self.alive[i][local]
-                    if not keep.all():
-                        local, tf = local[keep], tf[keep]
-                    if local.shape[0]:
-                        found.append((i, local, tf))
-                        df += local.shape[0]
-                if not df:
+            found, df = self._postings(int(term) + int(field_offset))
+            if dfs is not None:
+                dfs[int(term)] = dfs.get(int(term), 0) + df
+            if not df:
+                continue
+            hit = True
+            idf = np.log1p((self.n_docs - df + 0.5) / (df + 0.5))
+            for i, local, tf in found:
+                seg = self.segments[i]
+                dl = np.asarray(getattr(seg, lengths))[local]
+                contrib = (weight * idf) * tf / (K1 * ((1.0 - B) + B * dl / max(avg, 1e-9)) + tf)
+                if out[i] is None:
+                    out[i] = np.zeros(seg.n_docs, dtype=np.float32)
+                out[i][local] += contrib
+        return hit
+
+    def _present(self, term: int) -> list[np.ndarray | None]:
+        """Per segment, a mask of the alive documents holding ``term`` in either field."""
+        masks: list[np.ndarray | None] = [None] * len(self.segments)
+        for field_offset in (0, TOOL_FIELD):
+            found, _ = self._postings(int(term) + int(field_offset))
+            for i, local, _tf in found:
+                if masks[i] is None:
+                    masks[i] = np.zeros(self.segments[i].n_docs, dtype=bool)
+                masks[i][local] = True
+        return masks
+
+    def search(
+        self,
+        term_ids: Sequence[int] = (),
+        limit: int = 10,
+        *,
+        clauses: Sequence[Sequence[int]] | None = None,
+        required: Sequence[bool] | None = None,
+        excluded: Sequence[int] = (),
+        allowed_files: np.ndarray | None = None,
+        ts_from: float | None = None,
+        ts_to: float | None = None,
+        recency: float = RECENCY_WEIGHT,
+        recency_intent: bool = False,
+        sort: str = "relevance",
+        dfs: dict[int, int] | None = None,
+    ) -> list[Hit]:
+        """Top ``limit`` documents; documents matching no term never appear.
+
+        ``clauses``: per query term, the term ids that satisfy it (one, or a prefix's
+        words; the best of them counts); plain ``term_ids`` are one clause each.
+        Turns holding every clause come first (then BM25 × coordination × recency
+        prior, then newer, then doc id); ``required`` clauses must be held,
+        ``excluded`` terms must not. ``sort="recent"``: the same tiers, newest first.
+        ``dfs``, if given, receives each scored term's document frequency (both fields).
+        """
+        if clauses is None:
+            clauses = [(int(t),) for t in term_ids]
+        n_clauses = len(clauses)
+        if not n_clauses or not self.segments or limit <= 0:
+            return []
+        n_seg = len(self.segments)
+        totals: list[np.ndarray | None] = [None] * n_seg
+        matched: list[np.ndarray | None] = [None] * n_seg
+        missing_required: list[np.ndarray | None] = [None] * n_seg
+        for c, alternatives in enumerate(clauses):
+            best: list[np.ndarray | None] = [None] * n_seg
+            for term in alternatives:
+                scores: list[np.ndarray | None] = [None] * n_seg
+                if not self._term_scores(term, scores, dfs):
                     continue
-                idf = np.log1p((self.n_docs - df + 0.5) / (df + 0.5))
-                for i, local, tf in found:
-                    seg = self.segments[i]
-                    dl = np.asarray(getattr(seg, lengths))[local]
-                    contrib = (weight * idf) * tf / (K1 * ((1.0 - B) + B * dl / max(avg, 1e-9)) + tf)
-                    if scores[i] is None:
-                        scores[i] = np.zeros(seg.n_docs, dtype=np.float32)
-                    scores[i][local] += contrib
-        candidates = []
-        for i, seg_scores in enumerate(scores):
+                for i, arr in enumerate(scores):
+                    if arr is not None:
+                        best[i] = arr if best[i] is None else np.maximum(best[i], arr)
+            must = bool(required and required[c])
+            for i in range(n_seg):
+                arr = best[i]
+                if must and arr is None:
+                    if missing_required[i] is None:
+                        missing_required[i] = np.ones(self.segments[i].n_docs, dtype=bool)
+                    continue
+                if arr is None:
+                    continue
+                if totals[i] is None:
+                    totals[i] = np.zeros(self.segments[i].n_docs, dtype=np.float32)
+                    matched[i] = np.zeros(self.segments[i].n_docs, dtype=np.int16)
+                totals[i] += arr
+                held = arr > 0
+                matched[i] += held
+                if must:
+                    if missing_required[i] is None:
+                        missing_required[i] = np.zeros(self.segments[i].n_docs, dtype=bool)
+                    missing_required[i] |= ~held
+        banned: list[np.ndarray | None] = [None] * n_seg
+        for term in excluded:
+            for i, mask in enumerate(self._present(term)):
+                if mask is not None:
+                    banned[i] = mask if banned[i] is None else banned[i] | mask
+        parts = []
+        for i, seg_scores in enumerate(totals):
             if seg_scores is None:
                 continue
             seg = self.segments[i]
             mask = seg_scores > 0
+            if missing_required[i] is not None:
+                mask &= ~missing_required[i]
+            if banned[i] is not None:
+                mask &= ~banned[i]
             if allowed_files is not None:
                 mask &= np.isin(seg.file_ids, allowed_files)
+            ts = np.asarray(seg.ts)
             if ts_from is not None:
-                mask &= np.asarray(seg.ts) >= ts_from
+                mask &= ts >= ts_from
             if ts_to is not None:
-                mask &= np.asarray(seg.ts) <= ts_to
+                mask &= ts <= ts_to
             local = np.flatnonzero(mask)
             if local.shape[0] == 0:
                 continue
-            candidates.append((i, local, seg_scores[local]))
-        if not candidates:
+            parts.append((i, local, seg_scores[local], matched[i][local], ts[local]))
+        if not parts:
             return []
-        seg_idx = np.concatenate([np.full(c[1].shape[0], c[0], dtype=np.int32) for c in candidates])
-        local = np.concatenate([c[1] for c in candidates])
-        score = np.concatenate([c[2] for c in candidates])
-        k = min(limit, score.shape[0])
-        if k < score.shape[0]:
+        seg_idx = np.concatenate([np.full(p[1].shape[0], p[0], dtype=np.int32) for p in parts])
+        local = np.concatenate([p[1] for p in parts])
+        bm = np.concatenate([p[2] for p in parts]).astype(np.float64)
+        held = np.concatenate([p[3] for p in parts]).astype(np.int64)
+        ts = np.concatenate([p[4] for p in parts]).astype(np.float64)
+        complete = held >= n_clauses
+        # sort="recent" always lists the turns holding every term first (newest first), then the rest
+        tiered = complete if (n_clauses <= STRICT_TERMS or sort == "recent") else np.zeros_like(complete)
+        score = bm * (held / n_clauses) ** COORD_POWER
+        if recency and self.newest > 0:
+            age_days = np.maximum(self.newest - ts, 0.0) / 86400.0
+            prior = np.where(ts > 0, np.exp2(-age_days / RECENCY_HALF_LIFE_DAYS), 0.0)
+            score *= 1.0 + recency * prior
+        if recency_intent and ts.shape[0] > 1:
+            files = np.concatenate([np.asarray(self.segments[p[0]].file_ids)[p[1]] for p in parts])
+            score *= _intent_prior(score, ts, files)
+        primary = (ts if sort == "recent" else score) + tiered * (_TIER if sort != "recent" else 1e11)
+        k = min(limit, primary.shape[0])
+        if k < primary.shape[0]:
             # Every document tied with the k-th is kept: which of equal scores made
             # the cut would otherwise depend on the segments' layout, and the final
             # order (core.ranking) could not be the same after an incremental update.
             # (Bounded: thousands of identical documents keep an arbitrary k.)
-            best = np.argpartition(-score, k - 1)[:k]
-            tied = np.flatnonzero(score >= score[best].min())
+            best = np.argpartition(-primary, k - 1)[:k]
+            tied = np.flatnonzero(primary >= primary[best].min())
             top = tied if tied.shape[0] <= MAX_TIED * k else best
         else:
-            top = np.arange(score.shape[0])
-        # Ties broken by recency (newer first) then doc id, so results are stable.
-        ts_vals = np.array(
-            [float(self.segments[seg_idx[j]].ts[local[j]]) for j in top], dtype=np.float64
-        )
-        order = np.lexsort((-ts_vals, -score[top]))
+            top = np.arange(primary.shape[0])
+        doc_ids = np.array([int(self.segments[seg_idx[j]].doc_ids[local[j]]) for j in top], dtype=np.int64)
+        # Total order: tier, then score (or time), then newer, then doc id.
+        if sort == "recent":
+            order = np.lexsort((doc_ids, -score[top], -ts[top], ~tiered[top]))
+        else:
+            order = np.lexsort((doc_ids, -ts[top], -score[top], ~tiered[top]))
         hits = []
-        for j in top[order]:
+        for o in order:
+            j = top[o]
             seg = self.segments[seg_idx[j]]
             pos = local[j]
             hits.append(
                 Hit(
-                    doc_id=int(seg.doc_ids[pos]),
+                    doc_id=int(doc_ids[o]),
                     file_id=int(seg.file_ids[pos]),
                     score=float(score[j]),
-                    ts=float(seg.ts[pos]),
+                    ts=float(ts[j]),
+                    bm25=float(bm[j]),
+                    matched=int(held[j]),
+                    complete=bool(complete[j]),
                 )
             )
         return hits

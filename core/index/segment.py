@@ -19,14 +19,15 @@ import os
 import shutil
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 TOOL_FIELD = np.int64(1) << 48  # added to a term id (< 2**48) for the tools field
 
-ARRAYS = ("terms", "offsets", "postings", "tfs", "doc_ids", "file_ids", "ts", "len_main", "len_tool")
+ARRAYS = ("terms", "offsets", "postings", "tfs", "doc_ids", "file_ids", "ts", "len_main", "len_tool", "vocab")
+_EMPTY_VOCAB = np.zeros(0, dtype=np.uint8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class Segment:
     ts: np.ndarray
     len_main: np.ndarray
     len_tool: np.ndarray
+    vocab: np.ndarray = field(default_factory=lambda: _EMPTY_VOCAB)  # the words of its documents, for prefixes (core.index.vocab)
 
     @property
     def n_docs(self) -> int:
@@ -59,7 +61,7 @@ class Segment:
         return sum(getattr(self, name).nbytes for name in ARRAYS)
 
 
-def build_from_coo(name, term_arr, doc_pos, tf_arr, doc_ids, file_ids, ts, len_main, len_tool) -> Segment:
+def build_from_coo(name, term_arr, doc_pos, tf_arr, doc_ids, file_ids, ts, len_main, len_tool, vocab=_EMPTY_VOCAB) -> Segment:
     """A segment from (term, local doc position, tf) triples and per-doc arrays."""
     order = np.lexsort((doc_pos, term_arr))
     term_sorted = term_arr[order]
@@ -80,6 +82,7 @@ def build_from_coo(name, term_arr, doc_pos, tf_arr, doc_ids, file_ids, ts, len_m
         ts=ts,
         len_main=len_main,
         len_tool=len_tool,
+        vocab=vocab,
     )
 
 
@@ -113,7 +116,17 @@ def merge_segments(name: str, segments: Sequence[Segment], alive: Sequence[np.nd
         cat(doc_parts["ts"], np.float64),
         cat(doc_parts["len_main"], np.float32),
         cat(doc_parts["len_tool"], np.float32),
+        merged_vocab(segments),
     )
+
+
+def merged_vocab(segments: Sequence[Segment]) -> np.ndarray:
+    from .vocab import decode, encode  # (a leaf module; imported here to keep segment.py first)
+
+    words: set[str] = set()
+    for seg in segments:
+        words.update(w for w in decode(seg.vocab) if w)
+    return encode(words)
 
 
 MANIFEST = "manifest.json"

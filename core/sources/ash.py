@@ -71,6 +71,7 @@ from ..config import Config
 from ..jsonl import DECODE_ERRORS, UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
 from ..timeutil import clean_ts
+from ..tool_text import bounded
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 
 AGENT = "ash"
@@ -84,7 +85,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
     if full or len(text) <= limit:
         return text
     tail = limit // 4
-    return f"{text[: limit - tail]}\n…[{len(text) - limit} chars]…\n{text[-tail:]}"
+    return bounded(text, limit - tail, tail)  # + the error/failure/version lines between
 
 
 def _ts(rec: dict[str, Any]) -> str | None:

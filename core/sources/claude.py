@@ -22,6 +22,7 @@ from ..config import Config
 from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, iter_blocks
 from ..model import COMPACTION_TEXT, Entry, FileMeta
 from ..timeutil import clean_ts
+from ..tool_text import bounded
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .claude_records import (
     WANTED_TYPES,
@@ -89,13 +90,40 @@ def result_text(content: Any) -> str:
 
 
 def bound(text: str, head: int = INDEX_OUTPUT_HEAD, tail: int = INDEX_OUTPUT_TAIL) -> str:
-    if len(text) <= head + tail:
-        return text
-    return f"{text[:head]}\n…\n{text[-tail:]}"
+    """Head, tail and the salient middle lines (errors, failures, versions) of an output."""
+    return bounded(text, head, tail)
 
 
 def is_machinery(text: str) -> bool:
     return text.lstrip().startswith(MACHINERY_PREFIXES)
+
+
+_COMMAND_NAME = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
+
+
+def command_prompt(text: str) -> str | None:
+    """``/name args`` for a slash command given arguments (SPEC §2: the user's words).
+
+    A bare command (``/clear``, ``/model``) stays machinery: None.
+    """
+    if "<command-args>" not in text:
+        return None
+    args = _COMMAND_ARGS.search(text)
+    if args is None or not args.group(1).strip():
+        return None
+    name = _COMMAND_NAME.search(text)
+    command = name.group(1).strip() if name else ""
+    if command and not command.startswith("/"):
+        command = "/" + command
+    return f"{command} {args.group(1).strip()}".strip()
+
+
+def prompt_text(text: str) -> str | None:
+    """The words a person typed in one text of a user record, or None for machinery."""
+    if not is_machinery(text):
+        return text
+    return command_prompt(text)
 
 
 def is_shell_output(text: str) -> bool:
@@ -348,8 +376,8 @@ class _FileReader:
         if isinstance(content, str):
             if is_shell_output(content):
                 self._shell_output(record, content, entry_index)
-            elif content.strip() and not is_machinery(content):
-                self._prompt(record, content, entry_index)
+            elif content.strip() and (typed := prompt_text(content)):
+                self._prompt(record, typed, entry_index)
             return
         texts: list[str] = []
         images = 0
@@ -365,7 +393,7 @@ class _FileReader:
                 texts.append(block.text)
             elif block.type in ("image", "document"):
                 images += 1
-        prompt = [t for t in texts if not is_machinery(t)]
+        prompt = [typed for t in texts if (typed := prompt_text(t))]
         if prompt:
             text = "\n\n".join(prompt)
             if images:

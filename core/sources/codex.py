@@ -44,6 +44,7 @@ from ..config import Config
 from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from ..model import COMPACTION_TEXT, Entry, FileMeta
 from ..timeutil import clean_ts
+from ..tool_text import bounded
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "codex"
@@ -113,7 +114,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
     if full or len(text) <= limit:
         return text
     tail = limit // 4
-    return f"{text[: limit - tail]}\n…[{len(text) - limit} chars]…\n{text[-tail:]}"
+    return bounded(text, limit - tail, tail)  # + the error/failure/version lines between
 
 
 def _ts(value: Any) -> str | None:

@@ -55,6 +55,7 @@ from ..jsonl import (
 )
 from ..model import Entry, FileMeta
 from ..timeutil import clean_ts
+from ..tool_text import bounded
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "gemini"
@@ -68,7 +69,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
     if full or len(text) <= limit:
         return text
     tail = limit // 4
-    return f"{text[: limit - tail]}\n…[{len(text) - limit} chars]…\n{text[-tail:]}"
+    return bounded(text, limit - tail, tail)  # + the error/failure/version lines between
 
 
 def _ts(value: Any) -> str | None:

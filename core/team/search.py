@@ -60,6 +60,7 @@ def postings_snapshot(run: Callable[[Callable[[Any], Any]], Any], ids: list[int]
         n_docs=n_docs,
         avg_main=sum_main / n_docs if n_docs else 1.0,
         avg_tool=sum_tool / n_docs if n_docs else 1.0,
+        newest=places.newest(),  # the recency prior's "now", as in the embedded index
     )
 
 
@@ -80,6 +81,11 @@ class DocPlaces:
             np.frombuffer(row[1], ">i8").astype(np.int64),
             np.frombuffer(row[2], ">f8").astype(np.float64),
         )
+
+    def newest(self) -> float:
+        """Time of the newest document of the store (0.0 when empty)."""
+        times = self._arrays[2]
+        return float(times.max()) if times.shape[0] else 0.0
 
     def lookup(self, doc_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """File id and time of each doc; file -1 for a doc pushed after the last load

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import handoff
+from .. import handoff, query_exec, query_syntax
 from ..api import _check_limit
 from ..errors import BadInput, NotFound, StoreError
 from ..index.bm25 import Hit
@@ -33,8 +33,8 @@ from ..library import Library
 from ..model import Message, SearchHit, SessionInfo, Turn
 from ..refs import parse_reference
 from ..ranking import hit_order
-from ..timeutil import parse_user_time
-from ..tokenize import default_tokenizer, term_id
+from ..timeutil import newest_first, parse_user_time
+from ..tokenize import term_id
 from ..views import Conversation, IndexStats, MessageContext, MessagesPage, Resolved, UpdateResult
 from .db import check_url, connect, describe, guard_logs, redact
 from .names import changed_sessions, collisions, qualify, qualify_text, split_user
@@ -268,12 +268,18 @@ class TeamArchive:
         date_from: str | None = None,
         date_to: str | None = None,
         tags: list[str] | None = None,
+        sort: str = "relevance",
+        offset: int = 0,
+        group: str | None = None,
+        typing: bool = False,
     ) -> list[SearchHit]:
+        """As :meth:`core.api.Archive.search` (prefixes match their typed stem only here)."""
         limit = _check_limit(limit)
-        terms = default_tokenizer().query_terms(query or "")
+        query_exec.check_paging(offset, sort, group)
+        parsed = query_syntax.parse(query or "", typing=typing)
         ts_from = parse_user_time(date_from, name="date_from")
         ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
-        if not terms:
+        if not parsed:
             return []
         libs = self._current()
         allowed = None
@@ -282,11 +288,12 @@ class TeamArchive:
             allowed = np.array(found, dtype=np.int64)
             if allowed.shape[0] == 0:
                 return []
-        ids = [term_id(t) for t in terms]
+        ids = [term_id(t) for t in (*parsed.terms, *parsed.excluded)]
         snapshot = postings_snapshot(self._run, ids, self._places)
         if snapshot is None:
             return []
-        raw = snapshot.search(ids, limit * 3 + 10, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        want = query_exec.GROUP_WINDOW if group else offset + limit
+        raw, terms, _ = query_exec.ranked(snapshot, parsed, want * 3 + 10, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
         if not raw:
             return []
         cols = ("doc_id", "file_id", "turn", "part", "first_seq", "last_seq", "ts", "side", "body")
@@ -299,10 +306,15 @@ class TeamArchive:
                 per_user.setdefault(owner, []).append(h)
         streams = []
         for name, hits in per_user.items():
-            found = self._view(name, libs[name], docs)._hits(libs[name], hits, terms, limit)
+            found = self._view(name, libs[name], docs)._hits(libs[name], hits, terms, want, sort=sort)
             streams.append([replace(h, ref=self._qualified(name, h.ref)) for h in found])
-        merged = heapq.merge(*streams, key=hit_order)
-        return list(merged)[:limit]
+        if sort == "recent":
+            merged = list(heapq.merge(*streams, key=lambda h: (_newer_first(h.timestamp), hit_order(h))))
+        else:
+            merged = list(heapq.merge(*streams, key=hit_order))
+        if group == "session":
+            merged = query_exec.group_hits(merged)
+        return merged[offset : offset + limit]
 
     def _allowed_files(self, *, project, slug, session_id, agent, user, tags=None) -> list[int]:
         wanted: set[str] | None = None
@@ -453,3 +465,9 @@ class TeamArchive:
             errors=tuple((f[0], f[3]) for f in files if f[3]),
             agents=agents,
         )
+
+
+def _newer_first(timestamp: str | None) -> tuple[bool, float]:
+    """Ascending key: newer times first, unknown times last."""
+    known, ts = newest_first(timestamp)
+    return (not known, -ts)

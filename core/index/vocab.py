@@ -1,0 +1,70 @@
+"""Per-segment vocabularies, so ``prefix*`` (and the word being typed) can expand.
+
+Terms are indexed as hashes (no shared vocabulary between parse workers), so a
+prefix cannot be looked up among them. Each segment therefore also stores the
+sorted, distinct lowercase words of its documents' conversation text (the
+``main`` field: prompts, answers, tool names) as one ``\\n``-joined byte array.
+A prefix is found by bisection in each segment's list and expanded to those
+words' terms. Only plain words are kept (letters, digits, ``_``; 2–40
+characters): paths and hashes are looked up whole, not typed a letter at a time.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+_WORD = re.compile(r"[^\W\d][\w]{1,39}")
+_cache: dict[tuple[str, int], list[str]] = {}
+_lock = threading.Lock()
+
+
+def words_of(texts: Iterable[str]) -> set[str]:
+    """The distinct words of ``texts``, lowercased."""
+    found: set[str] = set()
+    for text in texts:
+        if text:
+            found.update(_WORD.findall(text.lower()))
+    return found
+
+
+def encode(words: Iterable[str]) -> np.ndarray:
+    return np.frombuffer("\n".join(sorted(set(words))).encode(), dtype=np.uint8).copy()
+
+
+def decode(array: np.ndarray) -> list[str]:
+    if array is None or array.shape[0] == 0:
+        return []
+    return bytes(np.asarray(array)).decode().split("\n")
+
+
+def _words(segment: Any) -> list[str]:
+    """A segment's sorted word list, decoded once per process (segments never change)."""
+    key = (segment.name, int(segment.vocab.shape[0]))
+    got = _cache.get(key)
+    if got is None:
+        got = decode(segment.vocab)
+        with _lock:
+            if len(_cache) > 256:
+                _cache.clear()
+            _cache[key] = got
+    return got
+
+
+def prefix_words(segments: Sequence[Any], prefix: str, limit: int) -> list[str]:
+    """Up to ``limit`` words starting with ``prefix`` across ``segments``, shortest first."""
+    found: set[str] = set()
+    for seg in segments:
+        words = _words(seg)
+        i = bisect_left(words, prefix)
+        taken = 0
+        while i < len(words) and words[i].startswith(prefix) and taken < limit * 8:
+            found.add(words[i])
+            i += 1
+            taken += 1
+    return sorted(found, key=lambda w: (len(w), w))[:limit]
