@@ -30,6 +30,7 @@ from .sources import all_sources
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
 from .timeutil import parse_ts, parse_user_time
+from .words import plural
 from .tokenize import default_tokenizer, term_id
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, Progress, Resolved, UpdateResult
@@ -254,8 +255,8 @@ class Archive:
         tags: list[str] | None = None,
     ) -> list[SearchHit]:
         limit = _check_limit(limit)
-        ts_from = parse_user_time(date_from, name="date_from")  # bad input is an error even when nothing matches
-        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
+        ts_from = parse_user_time(date_from, name="date_from", now=self._now())  # bad input is an error even when nothing matches
+        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=self._now())
         lib = self.library
         snapshot = self._snapshot
         terms = default_tokenizer().query_terms(query or "")
@@ -343,8 +344,8 @@ class Archive:
             sessions = [s for s in sessions if s.agent == agent]
         if user:
             sessions = [s for s in sessions if s.user == user]
-        ts_from = parse_user_time(date_from, name="date_from")
-        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
+        ts_from = parse_user_time(date_from, name="date_from", now=self._now())
+        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=self._now())
         if ts_from is not None:
             sessions = [s for s in sessions if parse_ts(s.last_timestamp) >= ts_from]
         if ts_to is not None:
@@ -453,7 +454,7 @@ class Archive:
         turns = self.turns(info)
         total = info.turn_count
         if number < 0 or number >= len(turns):
-            raise NotFound(f"Turn {number} out of range (session has {max(total, len(turns))} turns)")
+            raise NotFound(f"Turn {number} out of range (session has {plural(max(total, len(turns)), 'turn')})")
         return turns[number]
 
     def get_conversation(
