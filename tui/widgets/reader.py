@@ -45,6 +45,8 @@ class Reader(VerticalScroll, can_focus=True):
         Binding("right_square_bracket", "turn(1)", "Next turn", show=False),
         Binding("left_square_bracket", "turn(-1)", "Prev turn", show=False),
         Binding("e", "toggle_folds", "Expand", show=False),
+        Binding("j", "scroll_down", "Down", show=False),
+        Binding("k", "scroll_up", "Up", show=False),
         Binding("home", "top", "Top", show=False),
         Binding("end", "bottom", "Bottom", show=False),
     ]

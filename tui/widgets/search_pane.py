@@ -53,7 +53,11 @@ def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
 class HitList(OptionList):
     """The ranked hits; ``up`` on the first one goes back to the input."""
 
-    BINDINGS = [Binding("up", "cursor_up_or_input", "Up", show=False)]
+    BINDINGS = [
+        Binding("up", "cursor_up_or_input", "Up", show=False),
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
 
     def action_cursor_up_or_input(self) -> None:
         if self.highlighted in (None, 0):
