@@ -10,6 +10,7 @@ through :meth:`RelayApp.submit`, and every worker failure lands in one handler.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -25,6 +26,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from . import tasks
+from .clipboard import notice as clipboard_notice
 from .heap import IdleCollector
 from .keys import MAIN_KEYS
 from .messages import (
@@ -279,16 +281,22 @@ class RelayApp(App[None]):
 
     def set_filter(self, kind: str, value: str | None) -> None:
         f = self.filters
-        if kind == "project":
-            f = Filters(value, f.agent, f.date_from, f.date_label, f.tag)
-        elif kind == "agent":
-            f = Filters(f.project, value, f.date_from, f.date_label, f.tag)
-        elif kind == "tag":
-            f = Filters(f.project, f.agent, f.date_from, f.date_label, value)
+        if kind in ("project", "agent", "tag"):
+            f = replace(f, **{kind: value})
         elif kind == "date":
             days = dict(DATE_CHOICES).get(value or "")
             date_from = (self.now() - timedelta(days=days)).date().isoformat() if days else None
-            f = Filters(f.project, f.agent, date_from, value if days else None, f.tag)
+            f = replace(f, date_from=date_from, date_label=value if days else None, date_to=None)
+        elif kind == "range":  # a custom range (7d, yesterday, FROM..TO), already checked by the dialog
+            from core.dates import parse_range, to_iso
+
+            lo, hi = parse_range(value or "", now=self.now().timestamp())
+            f = replace(
+                f,
+                date_from=to_iso(lo) if lo is not None else None,
+                date_to=to_iso(hi) if hi is not None else None,
+                date_label=value,
+            )
         self.filters = f
         self.notify(f"Filter: {f.describe() or 'none'}")
         self.main.refresh_all()
@@ -308,12 +316,8 @@ class RelayApp(App[None]):
 
     @on(Copied)
     def _copied(self, message: Copied) -> None:
-        lines = message.text.count("\n") + 1
-        how = "pyperclip" if message.how == "pyperclip" else f"OSC 52 — the terminal's clipboard ({message.detail})"
-        self.notify(
-            f"Copied {message.what} ({lines} lines, {len(message.text):,} chars) via {how}.",
-            title="Copied",
-        )
+        title, text = clipboard_notice(message.what, message.text, message.how, Path(message.path) if message.path else None)
+        self.notify(text, title=title, timeout=8)
 
     # --- tags ----------------------------------------------------------------------
 

@@ -98,6 +98,7 @@ class Copied(Message):
     text: str
     how: str
     detail: str = ""
+    path: str = ""  # the file the text was also saved to ("" if that failed)
 
 
 @dataclass

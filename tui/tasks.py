@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .blocks import build_blocks, find_turn, hit_blocks
-from .clipboard import copy_text
+from .clipboard import copy_text, save_copy
 from .messages import (
     ChoicesLoaded,
     ConversationLoaded,
@@ -37,6 +37,7 @@ class Filters:
     date_from: str | None = None
     date_label: str | None = None
     tag: str | None = None
+    date_to: str | None = None  # a custom range's end (ISO)
 
     def describe(self) -> str:
         parts = []
@@ -52,7 +53,7 @@ class Filters:
 
     @property
     def active(self) -> bool:
-        return bool(self.project or self.agent or self.date_from or self.tag)
+        return bool(self.project or self.agent or self.date_from or self.date_to or self.tag)
 
 
 def search(archive: Any, query: str, filters: Filters, refresh: bool = False) -> SearchFinished:
@@ -63,6 +64,7 @@ def search(archive: Any, query: str, filters: Filters, refresh: bool = False) ->
         project=filters.project,
         agent=filters.agent,
         date_from=filters.date_from,
+        date_to=filters.date_to,
     )
     if filters.tag:
         tagged = {s.session_id for s in _all_sessions(archive, tags=[filters.tag])}
@@ -76,6 +78,7 @@ def list_sessions(archive: Any, filters: Filters, limit: int, refresh: bool = Fa
         project=filters.project,
         agent=filters.agent,
         date_from=filters.date_from,
+        date_to=filters.date_to,
         tags=[filters.tag] if filters.tag else None,
         limit=limit,
     )
@@ -158,16 +161,33 @@ def session_count(archive: Any) -> SessionCount:
     return SessionCount(count=len(archive.list_sessions(limit=1)))
 
 
+def describe(archive: Any, ref: str) -> str:
+    """``turn x#1:4`` / ``session x#2`` / ``sessions x#4-5`` / ``chain x (5 sessions)``."""
+    resolved = archive.resolve(ref)
+    sessions = resolved.sessions
+    if resolved.turn is not None:
+        return f"turn {ref}"
+    if len(sessions) == 1:
+        return f"session {ref}"
+    if len(sessions) == len(resolved.chain):
+        return f"chain {ref} ({len(sessions)} sessions)"
+    return f"sessions {ref} ({len(sessions)} marked)"
+
+
 def copy_reference(archive: Any, ref: str, app: Any) -> Copied:
     text = archive.reference_block(ref)
-    how, detail = copy_text(app, text)
-    return Copied(what=f"reference {ref}", text=text, how=how, detail=detail)
+    return _copy(app, f"Reference to {describe(archive, ref)}", text)
 
 
 def copy_content(archive: Any, ref: str, app: Any) -> Copied:
     text = archive.content_markdown(ref)
+    return _copy(app, f"Text of {describe(archive, ref)}", text)
+
+
+def _copy(app: Any, what: str, text: str) -> Copied:
     how, detail = copy_text(app, text)
-    return Copied(what=f"content of {ref}", text=text, how=how, detail=detail)
+    path = save_copy(app.config.data_path, text)
+    return Copied(what=what, text=text, how=how, detail=detail, path=str(path) if path else "")
 
 
 def _all_sessions(archive: Any, **filters: Any) -> list[Any]:
