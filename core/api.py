@@ -56,6 +56,7 @@ class Archive:
         self.tags = TagStore(config.data_path)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None
+        self._tags_version: tuple[int, int] = (0, 0)
         self._library_lock = threading.Lock()
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []
@@ -229,10 +230,16 @@ class Archive:
     def library(self) -> Library:
         if not self.writer:
             self._refresh_from_disk()
+        tags = self.tags.version()  # before reading them: a change meanwhile refreshes again
         with self._library_lock:
-            if self._library is None or self._library.generation != self.generation:
+            if self._library is None or self._library.generation != self.generation or self._tags_version != tags:
                 self._library = Library(self.catalog, self.tags.all(), now=self._now())
+                self._tags_version = tags
             return self._library
+
+    def tags_version(self) -> tuple[int, int]:
+        """Moves when any process changes the tags (the app polls it to show them)."""
+        return self.tags.version()
 
     def _invalidate_library(self) -> None:
         with self._library_lock:

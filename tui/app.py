@@ -25,6 +25,8 @@ from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from core.words import plural
+
 from . import tasks
 from .clipboard import notice as clipboard_notice
 from .heap import IdleCollector
@@ -48,6 +50,7 @@ from .tasks import Filters
 
 REFRESH_DELAY = 0.25  # seconds: live changes within this window refresh once
 IDLE_CHECK = 0.5  # seconds between looks for an idle moment to collect garbage in
+TAGS_CHECK = 0.5  # seconds between looks at the tag store (another process may tag)
 
 
 class RelayApp(App[None]):
@@ -77,6 +80,7 @@ class RelayApp(App[None]):
         self._empty_shown = False
         self._tag_label: str | None = None
         self.heap: IdleCollector | None = None
+        self._tags_seen: Any = None
 
     # --- basics ------------------------------------------------------------------
 
@@ -87,6 +91,25 @@ class RelayApp(App[None]):
     def on_mount(self) -> None:
         self.heap = IdleCollector()
         self.set_interval(IDLE_CHECK, self._collect_when_idle)
+        self.set_interval(TAGS_CHECK, self._check_tags)
+
+    def _check_tags(self) -> None:
+        """Tags set by another process (``relay-search tag``) show within a second.
+
+        The check is one ``PRAGMA data_version`` on an open SQLite connection
+        (microseconds), so it runs here rather than in a worker.
+        """
+        version_of = getattr(self.archive, "tags_version", None)
+        if version_of is None or self.syncing:
+            return
+        try:
+            version = version_of()
+        except Exception as error:  # a locked or vanished store: look again next time
+            self.log.warning(f"reading the tag store: {error!r}")
+            return
+        if self._tags_seen is not None and version != self._tags_seen:
+            self.main.refresh_all(refresh=True)
+        self._tags_seen = version
 
     def _collect_when_idle(self) -> None:
         if self.heap is not None:
@@ -234,11 +257,11 @@ class RelayApp(App[None]):
     @on(StatsUpdated)
     def _stats(self, message: StatsUpdated) -> None:
         self.stats = stats = message.stats
-        parts = [f"{stats.sessions:,} sessions", f"{stats.turns:,} turns", f"{stats.files:,} files"]
+        parts = [plural(stats.sessions, "session"), plural(stats.turns, "turn"), plural(stats.files, "file")]
         if stats.skipped_lines:
-            parts.append(f"⚠ {stats.skipped_lines:,} unreadable lines in {len(stats.files_with_skips):,} files")
+            parts.append(f"⚠ {plural(stats.skipped_lines, 'unreadable line')} in {plural(len(stats.files_with_skips), 'file')}")
         if stats.errors:
-            parts.append(f"⚠ {len(stats.errors):,} unreadable files")
+            parts.append(f"⚠ {plural(len(stats.errors), 'unreadable file')}")
         if self.watching:
             parts.append("watching for changes")
         self.main.set_status(" · ".join(parts))
@@ -338,6 +361,7 @@ class RelayApp(App[None]):
     def _tags_saved(self, message: TagsSaved) -> None:
         shown = " ".join(f"#{t}" for t in message.tags) or "no tags"
         self.notify(f"Session {message.session_id[:8]}: {shown}")
+        self._tags_seen = None  # our own change: refreshed here, not again by the poll
         self.main.refresh_all(refresh=True)
 
     # --- command palette -----------------------------------------------------

@@ -63,6 +63,7 @@ class SearchFinished(Message):
     hits: list[Any]
     elapsed_ms: float
     refresh: bool = False  # a live refresh: keep the selection
+    opens: str | None = None  # the query is a reference (slug#4-5, an id prefix): offer to open it
 
 
 @dataclass

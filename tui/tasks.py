@@ -6,6 +6,7 @@ archive and plain values and return a message; they never touch a widget.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,9 @@ from .messages import (
     TagsSaved,
 )
 
+# What a typed or pasted reference looks like: a slug with at least one hyphen
+# (``velvet-puzzling-eclipse``, ``…#4-5``, ``…#4:12``) or a hex id prefix of 8+.
+REFERENCE = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)+(?:#[\d,\-]+(?::\d+)?)?|[0-9a-f]{8}[0-9a-f-]*(?::\d+)?)$")
 SEARCH_LIMIT = 25  # hits in the live list: a few screens; each one rendered costs keystroke latency
 READER_HIT_LIMIT = 500
 
@@ -70,7 +74,22 @@ def search(archive: Any, query: str, filters: Filters, refresh: bool = False) ->
         tagged = {s.session_id for s in _all_sessions(archive, tags=[filters.tag])}
         hits = [h for h in hits if h.session_id in tagged]
     elapsed = (time.perf_counter() - started) * 1000
-    return SearchFinished(query=query, hits=list(hits), elapsed_ms=elapsed, refresh=refresh)
+    return SearchFinished(query=query, hits=list(hits), elapsed_ms=elapsed, refresh=refresh, opens=typed_reference(archive, query))
+
+
+def typed_reference(archive: Any, query: str) -> str | None:
+    """``query`` itself when it names a conversation (``slug``, ``slug#4-5``, ``slug#4:12``,
+    an id prefix), so the hit list can offer to open it; else None."""
+    text = query.strip()
+    if not REFERENCE.match(text):
+        return None
+    from core.errors import RelayError
+
+    try:
+        archive.resolve(text)
+    except RelayError:
+        return None
+    return text
 
 
 def list_sessions(archive: Any, filters: Filters, limit: int, refresh: bool = False) -> SessionsLoaded:

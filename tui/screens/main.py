@@ -173,6 +173,10 @@ class MainScreen(Screen):
         focus = (hit.session_id, hit.turn_number) if hit.turn_number is not None else None
         self.open_ref(ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain)
 
+    @on(SearchPane.RefChosen)
+    def _ref_chosen(self, message: SearchPane.RefChosen) -> None:
+        self.open_ref(message.ref, focus_reader=True)
+
     @on(SessionsPane.Chosen)
     def _session_chosen(self, message: SessionsPane.Chosen) -> None:
         self.open_ref(message.ref, query=self.search_pane.shown_query, focus_reader=True)
@@ -219,9 +223,7 @@ class MainScreen(Screen):
             if ref:
                 self.open_ref(ref, query=self.search_pane.shown_query, focus_reader=True)
             return
-        hit = self.search_pane.selected_hit
-        if hit is not None:
-            self.search_pane.post_message(SearchPane.HitChosen(hit, self.search_pane.shown_query))
+        self.search_pane.choose()
 
     def selected_ref(self) -> str | None:
         """What ``c``/``C`` act on: the thing selected in the pane you are in."""
@@ -231,7 +233,10 @@ class MainScreen(Screen):
         if pane == "sessions-pane":
             return self.sessions_pane.session_list.selection_ref()
         if isinstance(self.focused, HitList) or pane == "search-pane":
-            hit = self.search_pane.selected_hit
+            search = self.search_pane
+            if search.opens and self.query_one(HitList).highlighted in (None, 0):
+                return search.opens  # the "open slug#4-5" row
+            hit = search.selected_hit
             if hit is not None:
                 return hit.ref
         if self.reader.is_open:

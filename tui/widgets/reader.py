@@ -19,6 +19,8 @@ from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Static
 
+from core.words import plural
+
 from ..blocks import Block
 from ..formatting import compress_numbers, query_terms
 from ..messages import ConversationLoaded
@@ -321,7 +323,7 @@ class Reader(VerticalScroll, can_focus=True):
             return ""
         if self.current in self.hits:
             return f"hit {self.hits.index(self.current) + 1}/{len(self.hits)}"
-        return f"{len(self.hits)} hits"
+        return plural(len(self.hits), "hit")
 
     def action_toggle_folds(self) -> None:
         block = self._widget(self.current) if self.current is not None else None
@@ -372,7 +374,7 @@ class ReaderPane(Vertical):
         parts = [
             (reader.view_ref() or "", "bold $text-accent"),
             (f"  {len(reader.sessions)} sessions" if len(reader.sessions) > 1 else "", "$text-muted"),
-            (f"  {turns} turns", "$text-muted"),
+            (f"  {plural(turns, 'turn')}", "$text-muted"),
         ]
         if reader.hits:
             parts.append((f"  {reader.hit_position()} (n/N)", "$text-warning"))

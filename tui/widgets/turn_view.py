@@ -20,6 +20,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from core.words import plural
+
 from ..blocks import Block, Item
 from ..formatting import bounded, clock, highlight, one_line, pretty_input, relative_path, relative_time
 from .sessions_pane import about
@@ -236,7 +238,7 @@ class SessionHeader(Static):
             ),
             Content.styled(
                 f"  {clock(session.first_timestamp)} → {clock(session.last_timestamp)} · "
-                f"{session.turn_count} turns · {session.session_id[:8]}"
+                f"{plural(session.turn_count, 'turn')} · {session.session_id[:8]}"
                 + (f" · {session.git_branch}" if session.git_branch else ""),
                 "$text-muted",
             ),
