@@ -10,6 +10,7 @@ through :meth:`RelayApp.submit`, and every worker failure lands in one handler.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
@@ -50,6 +51,7 @@ from .tasks import Filters
 
 REFRESH_DELAY = 0.25  # seconds: live changes within this window refresh once
 IDLE_CHECK = 0.5  # seconds between looks for an idle moment to collect garbage in
+PARTIAL_REFRESH = 0.5  # seconds between refreshes of the panes while a cold index lands
 TAGS_CHECK = 0.5  # seconds between looks at the tag store (another process may tag)
 
 
@@ -81,6 +83,7 @@ class RelayApp(App[None]):
         self._tag_label: str | None = None
         self.heap: IdleCollector | None = None
         self._tags_seen: Any = None
+        self._partial_at = 0.0  # when the panes last showed results so far
 
     # --- basics ------------------------------------------------------------------
 
@@ -189,8 +192,17 @@ class RelayApp(App[None]):
 
     @on(SyncProgress)
     def _progress(self, message: SyncProgress) -> None:
-        self.main.show_progress(message.done_files, message.total_files)
-        self.main.set_status(f"{message.phase.capitalize()} {message.done_files:,}/{message.total_files:,} files…")
+        """Segments are published as they land: show what is searchable so far."""
+        done, total = message.done_files, message.total_files
+        self.main.show_progress(done, total)
+        if 0 < done < total:
+            self.main.set_status(f"{message.phase.capitalize()} {done:,}/{total:,} files — results so far")
+            now = time.monotonic()
+            if now - self._partial_at >= PARTIAL_REFRESH:
+                self._partial_at = now
+                self.main.refresh_all(refresh=True)
+        else:
+            self.main.set_status(f"{message.phase.capitalize()} {done:,}/{total:,} files…")
 
     @on(SyncFinished)
     def _synced(self, message: SyncFinished) -> None:

@@ -181,6 +181,8 @@ class SearchPane(Vertical):
             text = f"enter opens {self.opens} · {count}{more} hit{'s' if count != 1 else ''}"
         elif count:
             text = f"{count}{more} hit{'s' if count != 1 else ''}" + (f" · {filters}" if filters else "")
+        elif self.app.syncing:
+            text = f"No hits yet for {message.query!r} — still indexing"
         else:
             text = f"No hits for {message.query!r}" + (f" ({filters})" if filters else "")
         self._status(text)
