@@ -53,7 +53,7 @@ async def test_unreadable_lines_are_counted_in_the_status_line(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         status = str(app.main.query_one("#status").render())
-        assert "2 unreadable lines in 1 files" in status
+        assert "2 unreadable lines in 1 file" in status
         assert len(app.main.sessions_pane.sessions) == 1
 
 
