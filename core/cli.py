@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .config import Config
 from .errors import BadInput, RelayError
+from .handoff import about
 from .views import Progress, turn_to_dict
 from .words import plural
 
@@ -181,7 +182,7 @@ def cmd_list(args) -> int:
             live = " ●live" if s.is_live else ""
             when = (s.last_timestamp or "")[:16].replace("T", " ")
             print(f"{s.ref:<40} {s.agent:<7} {s.project[:24]:<24} {plural(s.turn_count, 'turn'):>10}  {when}{live}")
-            print(f"    {s.summary[:100]}")
+            print(f"    {about(s)[:100]}")  # a summary, not the slug again
         return 0
 
 
@@ -308,7 +309,7 @@ def _print_overview(config: Config) -> int:
 
     with Archive.open(config) as archive:
         for s in archive.list_sessions(limit=20):
-            print(f"{s.ref:<40} {s.project:<20} {plural(s.turn_count, 'turn'):>10}  {s.summary[:60]}")
+            print(f"{s.ref:<40} {s.project:<20} {plural(s.turn_count, 'turn'):>10}  {about(s)[:60]}")
     return 0
 
 

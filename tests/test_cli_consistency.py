@@ -125,6 +125,7 @@ def test_one_exit_rule_empty_results_are_0_in_text_and_json_errors_are_1(home):
 def test_counts_are_plural_only_when_not_one(home):
     listing = run(home, "list", "--slug", CHAIN_SLUG).stdout
     assert re.search(r"\b1 turn\b", listing) and "1 turns" not in listing
+    assert f"    {CHAIN_SLUG}\n" not in listing  # the line under a session says what it was about, not its slug
     shown = run(home, "show", f"{CHAIN_SLUG}#2").stdout
     assert "(1 turn)" in shown
     one = run(home, "show", f"{CHAIN_SLUG}#4:5")  # errors too
@@ -158,6 +159,9 @@ def test_the_date_parser():
     assert parse_date("7d", now=now) == now - 7 * day
     assert parse_date("2w", now=now) == parse_date("14 days ago", now=now) == now - 14 * day
     assert parse_date("last week", now=now) == now - 7 * day
+    assert parse_date("last month", now=now) == now - 30 * day
+    assert parse_date("3 days ago", now=now) == parse_date("3d", now=now) == now - 3 * day
+    assert parse_date("12h", now=now) == now - 12 * 3600
     assert parse_date("yesterday", now=now) == parse_date("2026-11-19", now=now)
     assert parse_date("yesterday", now=now, end_of_day=True) == parse_date("2026-11-19", now=now, end_of_day=True)
     assert parse_date("2026-11-02T14:00:00Z", now=now) == parse_date("2026-11-02T14:00:00+00:00", now=now)
