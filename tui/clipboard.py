@@ -59,7 +59,7 @@ def save_copy(directory: Path, text: str) -> Path | None:
         return None
 
 
-def preview(text: str, lines: int = PREVIEW_LINES, width: int = 70) -> str:
+def preview(text: str, lines: int = PREVIEW_LINES, width: int = 56) -> str:
     """The first non-empty lines of ``text``, each cut to ``width``, quoted."""
     shown = [line for line in text.splitlines() if line.strip()][:lines]
     return "\n".join("│ " + (line if len(line) <= width else line[: width - 1] + "…") for line in shown)

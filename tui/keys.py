@@ -35,7 +35,7 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("tab", "tab", "Pane", "cycle_panes(1)", "Cycle panes: search → sessions → reader", show=False, palette=False),
     Key("shift+tab", "⇧tab", "Pane back", "cycle_panes(-1)", "Cycle panes backwards", show=False, palette=False),
     Key("c", "c", "Copy ref", "copy_ref", "Copy a reference block for another agent: the turn, the session or the marked range", where=(HITS, SESSIONS, READER)),
-    Key("C", "C", "Copy text", "copy_content", "Copy the text itself as markdown: the hit's or reader's turn, the session or the marked range (size-bounded, latest turns kept)", show=False),
+    Key("C", "C", "Copy text", "copy_content", "Copy the text itself as markdown: the session, chain or marked range (size-bounded, latest turns kept)", show=False),
     Key("f", "f", "Follow", "follow", "Follow a live session like tail -f (again to stop)", where=(SESSIONS, READER)),
     Key("n", "n", "Next hit", "hit(1)", "Next search hit in the reader", where=(READER,)),
     Key("N", "N", "Prev hit", "hit(-1)", "Previous search hit in the reader", show=False),

@@ -52,7 +52,7 @@ def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
 
 def open_prompt(ref: str) -> Content:
     """The row a typed reference gets: ``▶ open velvet-puzzling-eclipse#4-5``."""
-    return Content.assemble(("▶ open ", "bold $text-success"), (ref, "bold $text-accent"), ("   enter", "$text-muted"))
+    return Content.assemble(("▶ open ", "bold $text-success"), (ref, "bold $text-accent"))
 
 
 class HitList(OptionList):

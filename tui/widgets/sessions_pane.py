@@ -113,11 +113,12 @@ def row_prompt(row: Row, now: datetime, marked: bool, width: int, folded: bool =
             ("▸ " if folded else "▾ ", "$text-muted"),
             (row.slug or "", "bold $text-accent"),
             (f"  {len(row.chain)} sessions", "$text-muted"),
-            (f"  {LIVE} live" if live else "", "bold $text-success"),
         )
+        # the live marker sits with the time (one line at 80 columns, as on session rows)
+        when = Content.styled(f"{LIVE} live  ", "bold $text-success") if live else Content("")
         where = spread(
             Content.assemble("  ", (first.project or "—", "bold"), "  ", (first.agent, "$text-secondary")),
-            Content.styled(relative_time(last.last_timestamp, now), "$text-muted"),
+            when + Content.styled(relative_time(last.last_timestamp, now), "$text-muted"),
             width,
         )
         return Content("\n").join([head, where])
