@@ -187,7 +187,7 @@ async def _painted(widget) -> float:
     return stamp[0]
 
 
-async def measure(config, queries: list[str], session_id: str, opens: int) -> dict:
+async def measure(config, queries: list[str], session_id: str, opens: int, real_ids: list[str] | None = None) -> dict:
     from textual.widgets import Input
 
     from tui import tasks
@@ -344,6 +344,11 @@ async def measure(config, queries: list[str], session_id: str, opens: int) -> di
         log(f"  [app] open {ref} ({turns} turns) → first paint: "
             f"top p50 {out['open']['top_p50_s'] * 1000:.0f} ms (max {out['open']['top_max_s'] * 1000:.0f}), "
             f"at turn {HIT_TURN} p50 {out['open']['hit_p50_s'] * 1000:.0f} ms (max {out['open']['hit_max_s'] * 1000:.0f})")
+        if real_ids:  # real-shaped long sessions (bench/real_long.py): few turns of hundreds of steps
+            from bench.real_long import measure_opens
+
+            out["open_real"] = await measure_opens(app, real_ids, opens)
+            log(f"  [app] open real-shaped long sessions → first paint: worst {out['open_real']['worst_s'] * 1000:.0f} ms")
     return out
 
 
@@ -375,6 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--session-id", default=LONG_SESSION_ID)
     ap.add_argument("--keystrokes", type=int, default=KEYSTROKES)
     ap.add_argument("--opens", type=int, default=5, help="times each open is repeated")
+    ap.add_argument("--real-ids", default="", help="comma list: real-shaped long sessions to open too")
     ap.add_argument("--sync-only", action="store_true", help="just catch the cache up with the archive")
     args = ap.parse_args(argv)
     if args.sync_only:
@@ -384,7 +390,9 @@ def main(argv: list[str] | None = None) -> int:
         import tui.app  # noqa: F401
 
         queries = typing_queries(args.queries or args.root / "queries.json", args.keystrokes)
-        result = {"status": "ok", **asyncio.run(measure(_config(args.root, args.cache), queries, args.session_id, args.opens))}
+        result = {"status": "ok", **asyncio.run(measure(
+            _config(args.root, args.cache), queries, args.session_id, args.opens, [i for i in args.real_ids.split(",") if i]
+        ))}
     result["peak_rss_bytes"] = self_peak_rss_bytes()
     sys.stdout.write(orjson.dumps(result).decode() + "\n")
     sys.stdout.flush()

@@ -40,6 +40,7 @@ from .tags import TagStore
 from .fspath import display_text
 from .ranking import in_total_order
 from .timeutil import newest_first, parse_ts, parse_user_time
+from .words import plural
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
 from .watch import Watcher
@@ -69,6 +70,7 @@ class Archive:
         self.tags = TagStore(config.data_path)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None
+        self._tags_version: tuple[int, int] = (0, 0)
         self._library_lock = threading.Lock()
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []
@@ -265,10 +267,16 @@ class Archive:
     def library(self) -> Library:
         if not self.writer:
             self._refresh_from_disk()
+        tags = self.tags.version()  # before reading them: a change meanwhile refreshes again
         with self._library_lock:
-            if self._library is None or self._library.generation != self.generation:
+            if self._library is None or self._library.generation != self.generation or self._tags_version != tags:
                 self._library = Library(self.catalog, self.tags.all(), now=self._now(), scope=self.scope, lazy=True)
+                self._tags_version = tags
             return self._library
+
+    def tags_version(self) -> tuple[int, int]:
+        """Moves when any process changes the tags (the app polls it to show them)."""
+        return self.tags.version()
 
     def _invalidate_library(self) -> None:
         with self._library_lock:
@@ -302,8 +310,8 @@ class Archive:
         """
         limit = _check_limit(limit)
         query_exec.check_paging(offset, sort, group)
-        ts_from = parse_user_time(date_from, name="date_from")  # bad input is an error even when nothing matches
-        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
+        ts_from = parse_user_time(date_from, name="date_from", now=self._now())  # bad input is an error even when nothing matches
+        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=self._now())
         lib = self.library
         snapshot = self._snapshot
         parsed = query_syntax.parse(query or "", typing=typing)
@@ -437,8 +445,8 @@ class Archive:
             sessions = [s for s in sessions if s.agent == agent]
         if user:
             sessions = [s for s in sessions if s.user == user]
-        ts_from = parse_user_time(date_from, name="date_from")
-        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
+        ts_from = parse_user_time(date_from, name="date_from", now=self._now())
+        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=self._now())
         if ts_from is not None:
             sessions = [s for s in sessions if parse_ts(s.last_timestamp) >= ts_from]
         if ts_to is not None:
@@ -544,7 +552,7 @@ class Archive:
         info = coverage.one_session(resolved, "read_turn")
         turns = self.turns(info)
         if number < 0 or number >= len(turns):
-            raise NotFound(f"Turn {number} out of range (session has {max(info.turn_count, len(turns))} turns)")
+            raise NotFound(f"Turn {number} out of range (session has {plural(max(info.turn_count, len(turns)), 'turn')})")
         turn_ref = coverage.ref_for((info,), resolved.chain, single=resolved.single, turn=number)
         return answers.clipped_turn(replace(turns[number], ref=turn_ref), budget)
 

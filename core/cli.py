@@ -2,8 +2,10 @@
 
 ``relay-search`` alone opens the terminal app; ``search``/``list``/``show``/``index``
 print for people or, with ``--json``, exactly the MCP tools' shapes; ``mcp`` and
-``serve`` run the servers. Exit 0 on success, 1 with one line on stderr for
-anything the user can fix — never a traceback.
+``serve`` run the servers. One exit rule for every subcommand, text or ``--json``:
+0 when the command ran — an empty result is an answer (text mode says so on
+stderr) — and 1 with one line on stderr for anything the user can fix (bad input,
+an unknown reference) — never a traceback. ``--demo`` goes with every subcommand.
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ import os
 import sqlite3
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 
 from .catalog import is_damage
 from .config import Config
 from .errors import BadInput, OutOfSpace, RelayError
+from .handoff import about
 from .timeutil import clean_ts
 from .views import Progress, session_list_dict, turn_to_dict
+from .words import plural
 
 INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
@@ -41,13 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--pattern", metavar="GLOB", default=argparse.SUPPRESS, help="only project dirs matching GLOB (default *)")
     common.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help="Claude projects dir (default ~/.claude/projects)")
     common.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help="postgresql://… team store (default: embedded; env RELAY_SEARCH_STORE)")
+    common.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="use the demo corpus (its own HOME) instead of your history")
 
     parser = _Parser(
         prog="relay-search",
         description="Find, read and hand over past AI coding-agent conversations.",
         parents=[common],
     )
-    parser.add_argument("--demo", action="store_true", help="build a demo corpus and open the app on it")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("search", parents=[common], help='search turns ("exact phrase", -exclude, prefix*)')
@@ -84,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offset", type=int, default=0)
     p.add_argument("--limit", type=int)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--handoff", action="store_true", help="print only the reference block the app's c key copies")
 
     p = sub.add_parser("index", parents=[common], help="update the index; --stats to describe it")
     p.add_argument("--stats", action="store_true")
@@ -111,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(args: argparse.Namespace, env=None) -> Config:
+    if getattr(args, "demo", False):  # every subcommand reads the demo's own HOME
+        from .demo import demo_environment
+
+        env = demo_environment(refresh=args.command is None)
     return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
 
 
@@ -199,7 +207,7 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
             archive.close()
             raise
         if result.skipped_lines:
-            print(f"relay-search: skipped {result.skipped_lines} unreadable line(s); see `relay-search index --stats`", file=sys.stderr)
+            print(f"relay-search: skipped {plural(result.skipped_lines, 'unreadable line')}; see `relay-search index --stats`", file=sys.stderr)
     return archive
 
 
@@ -219,7 +227,7 @@ def cmd_search(args) -> int:
             return 0
         if not hits:
             print(f"No matches for {args.query!r}.", file=sys.stderr)
-            return 1
+            return 0
         for h in hits:
             when = _when(h.timestamp)
             more = f"  (+{h.more_in_session} more in this session)" if h.more_in_session else ""
@@ -239,12 +247,12 @@ def cmd_list(args) -> int:
             return 0
         if not sessions:
             print("No sessions found.", file=sys.stderr)
-            return 1
+            return 0
         for s in sessions:
             live = " ●live" if s.is_live else ""
             when = _when(s.last_timestamp)
-            print(f"{s.ref:<40} {s.agent:<7} {s.project[:24]:<24} {s.turn_count:>4} turns  {when}{live}")
-            print(f"    {s.summary[:100]}")
+            print(f"{s.ref:<40} {s.agent:<7} {s.project[:24]:<24} {plural(s.turn_count, 'turn'):>10}  {when}{live}")
+            print(f"    {about(s)[:100]}")  # a summary, not the slug again
         return 0
 
 
@@ -253,6 +261,9 @@ def cmd_show(args) -> int:
 
     with open_archive(args) as archive:
         parsed = parse_reference(args.ref)
+        if args.handoff:
+            print(archive.reference_block(args.ref))
+            return 0
         if parsed.turn is not None:
             turn = archive.read_turn(args.ref)
             if args.json:
@@ -275,7 +286,7 @@ def cmd_show(args) -> int:
             if turn.session_id != current:
                 current = turn.session_id
                 info = next(s for s in conv.sessions if s.session_id == current)
-                print(f"\n══ session {info.session_number or 1}: {info.session_id} ({info.turn_count} turns) ══")
+                print(f"\n══ session {info.session_number or 1}: {info.session_id} ({plural(info.turn_count, 'turn')}) ══")
             print(_turn_text(turn))
         return 0
 
@@ -321,8 +332,8 @@ def cmd_index(args) -> int:
             if args.json:
                 _print_json(stats.to_dict())
                 return 0
-            print(f"{stats.sessions} sessions, {stats.turns} turns in {stats.files} files ({stats.transcript_bytes / 1e6:.1f} MB of transcripts)")
-            print(f"index: {stats.documents} documents in {stats.segments} segment(s), {stats.index_bytes / 1e6:.1f} MB at {config.cache_path}")
+            print(f"{plural(stats.sessions, 'session')}, {plural(stats.turns, 'turn')} in {plural(stats.files, 'file')} ({stats.transcript_bytes / 1e6:.1f} MB of transcripts)")
+            print(f"index: {plural(stats.documents, 'document')} in {plural(stats.segments, 'segment')}, {stats.index_bytes / 1e6:.1f} MB at {config.cache_path}")
             print("agents: " + (", ".join(f"{k} {v}" for k, v in sorted(stats.agents.items())) or "none"))
             print(f"skipped lines: {stats.skipped_lines}")
             for path, n in stats.files_with_skips[:20]:
@@ -330,7 +341,7 @@ def cmd_index(args) -> int:
             for path, err in stats.errors[:20]:
                 print(f"    error  {path}: {err}")
         else:
-            print(f"indexed {result.files_read} file(s), {result.bytes_read / 1e6:.1f} MB; {len(result.changed_sessions)} session(s) changed")
+            print(f"indexed {plural(result.files_read, 'file')}, {result.bytes_read / 1e6:.1f} MB; {plural(len(result.changed_sessions), 'session')} changed")
         return 0
 
 
@@ -376,17 +387,15 @@ def cmd_sync(args) -> int:
 
 def cmd_app(args) -> int:
     config = config_from_args(args)
-    if args.demo:
-        from .demo import write_demo_corpus
-
-        home = config.cache_path.parent / "relay-search-demo"  # never the user's own ~/.claude
-        write_demo_corpus(home, now=datetime.now(timezone.utc))  # its newest session is live now
-        config = Config.from_env({**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
     try:
         from tui.app import make_app
     except ImportError:
         return _print_overview(config)
     make_app(config=config).run()
+    if getattr(args, "demo", False):
+        from .demo import CHAIN_SLUG
+
+        print(f"The demo stays in {config.home}: try `relay-search --demo show {CHAIN_SLUG}#4-5` or `relay-search --demo search bm25`.")
     return 0
 
 
@@ -395,7 +404,7 @@ def _print_overview(config: Config) -> int:
 
     with Archive.open(config) as archive:
         for s in archive.list_sessions(limit=20):
-            print(f"{s.ref:<40} {s.project:<20} {s.turn_count:>4} turns  {s.summary[:60]}")
+            print(f"{s.ref:<40} {s.project:<20} {plural(s.turn_count, 'turn'):>10}  {about(s)[:60]}")
     return 0
 
 

@@ -409,3 +409,19 @@ def write_demo_corpus(home: Path, *, now: datetime | None = None) -> DemoCorpus:
         ),
         now=now,
     )
+
+
+def demo_environment(*, refresh: bool) -> dict[str, str]:
+    """The environment of ``relay-search --demo …``: the demo's own HOME, never yours.
+
+    It lives at ``~/.cache/relay-search-demo`` (its transcripts, cache and tags
+    inside it). The app (``refresh``) writes the corpus afresh each start, so its
+    newest session is live now; a subcommand writes it only when it is missing, so
+    ``relay-search --demo show …`` after the app answers at once and shows the same.
+    """
+    from .config import Config
+
+    home = Config.from_env().cache_path.parent / "relay-search-demo"
+    if refresh or not (home / ".claude" / "projects").is_dir():
+        write_demo_corpus(home, now=datetime.now(timezone.utc))
+    return {"HOME": str(home), "USER": os.environ.get("USER", "")}

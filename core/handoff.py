@@ -2,7 +2,9 @@
 
 The reference block names the conversation, says in one line what it is, and
 gives the exact MCP call that reads it; the content mode renders the turns as
-markdown within a size budget, for a Claude without the MCP server.
+markdown within a size budget, for a Claude without the MCP server. When the budget
+cuts, the latest turns stay (what a receiving Claude needs most to carry on) and a
+note at the top says how many earlier turns were left out and how to read them.
 """
 
 from __future__ import annotations
@@ -40,6 +42,17 @@ def canonical_ref(resolved: Resolved) -> str:
     return f"{first.slug}#{compress_numbers(numbers)}"
 
 
+def about(info: SessionInfo) -> str:
+    """What a session was about: its summary, unless that is only its slug (SPEC's
+    summary order falls back to the slug), then its title, then its first prompt."""
+    summary = info.summary or ""
+    if summary and summary != info.slug:
+        return summary
+    if info.title and info.title != info.slug:
+        return info.title
+    return info.first_prompt or summary
+
+
 def reference_block(resolved: Resolved) -> str:
     sessions = resolved.sessions
     first = sessions[0]
@@ -52,7 +65,7 @@ def reference_block(resolved: Resolved) -> str:
         which = "1 session"
     if resolved.turn is not None:
         which += f", turn {resolved.turn}"
-    summary = " ".join((first.summary or "").split())[:120]
+    summary = " ".join(about(first).split())[:120]
     context = f"{first.agent} · project {first.project} · {which} · {_span(sessions)} · {summary}"
     if resolved.turn is not None:
         call = f'read_turn(session_id="{ref}")'
@@ -71,15 +84,12 @@ def reference_block(resolved: Resolved) -> str:
 
 
 def content_markdown(resolved: Resolved, turns_of: Callable[[SessionInfo], list[Turn]], budget: int = DEFAULT_BUDGET) -> str:
-    """The conversation as markdown, cut at ``budget`` characters with a note."""
+    """The conversation as markdown within ``budget`` characters, latest turns kept."""
     ref = canonical_ref(resolved)
-    parts = [f"# Conversation {ref}\n", reference_block(resolved).split("\n")[1] + "\n"]
-    used = sum(len(p) for p in parts)
-    truncated = False
+    head = [f"# Conversation {ref}\n", reference_block(resolved).split("\n")[1] + "\n"]
+    pieces: list[tuple[str, str]] = []  # (session header it belongs under, turn chunk)
     for info in resolved.sessions:
         header = f"\n## Session {info.session_number or 1}: {info.session_id}\n"
-        parts.append(header)
-        used += len(header)
         for turn in turns_of(info):
             if resolved.turn is not None and turn.number != resolved.turn:
                 continue
@@ -87,18 +97,36 @@ def content_markdown(resolved: Resolved, turns_of: Callable[[SessionInfo], list[
             chunk = f"\n### Turn {turn.number} — {turn.timestamp or ''}\n\n**User:** {turn.user_text}\n\n**Assistant:** {turn.assistant_text}\n"
             if tools:
                 chunk += f"\n_Tools: {tools}_\n"
-            if used + len(chunk) > budget:
-                room = budget - used
-                if room > 200:
-                    parts.append(chunk[:room] + "…\n")
-                truncated = True
-                break
-            parts.append(chunk)
-            used += len(chunk)
-        if truncated:
+            pieces.append((header, chunk))
+    room = budget - sum(len(p) for p in head) - 300  # the note and headers
+    kept: list[tuple[str, str]] = []
+    used = 0
+    cut = False
+    for header, chunk in reversed(pieces):  # newest first, until the budget is spent
+        cost = len(chunk) + (len(header) if not kept or kept[0][0] != header else 0)
+        if used + cost > room:
+            if not kept:  # even the latest turn alone is too big: keep its start
+                kept.append((header, chunk[: max(room - len(header), 200)] + "…\n"))
+                cut = True
             break
-    if truncated:
-        parts.append(f"\n_(cut at {budget:,} characters — read the rest with the relay-search MCP server: {ref})_\n")
+        kept.insert(0, (header, chunk))
+        used += cost
+    left_out = len(pieces) - len(kept)
+    parts = list(head)
+    if left_out or cut:
+        what = f"{left_out} earlier turn{'' if left_out == 1 else 's'} left out" if left_out else "the turn is cut"
+        if left_out and cut:
+            what += " and the latest turn is cut"
+        parts.append(
+            f"\n_({what} to stay within {budget:,} characters; the latest turns are kept — "
+            f"read the rest with the relay-search MCP server: {ref})_\n"
+        )
+    current = None
+    for header, chunk in kept:
+        if header != current:
+            parts.append(header)
+            current = header
+        parts.append(chunk)
     return "".join(parts)
 
 

@@ -39,6 +39,7 @@ from .views import Progress, UpdateResult
 PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 CHUNK_BYTES = 48 << 20  # one worker task (and one segment) during a cold index
 INLINE_CHUNK_BYTES = 64 << 20  # inline, results are published every ~this many bytes
+FIRST_CHUNK_BYTES = 2 << 20  # the first chunk is small: a cold start shows results at once
 MAX_SMALL_SEGMENTS = 8
 
 _KNOWN_COLUMNS = ("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "replay_of", "error")
@@ -213,13 +214,13 @@ class Indexer:
             return None
         size = stat.st_size
         if row is None:
-            return Job(file, new_file_id, size=size)
+            return Job(file, new_file_id, size=size, mtime_ns=stat.st_mtime_ns)
         file_id = row["file_id"]
         if stat.st_ino == row["inode"] and size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
             return None  # unchanged (the common case: nothing else is looked at)
         exclude = self._exclusion(row)
         if stat.st_ino != row["inode"] or size < row["offset"]:
-            return Job(file, file_id, exclude=exclude, size=size)  # rewritten or replaced: read whole again
+            return Job(file, file_id, exclude=exclude, size=size, mtime_ns=stat.st_mtime_ns)  # rewritten or replaced: read whole again
         # The parser's saved state, read only for a file that changed (it holds the
         # open turn's text: loading every file's on each sync would cost more than
         # the append itself).
@@ -230,10 +231,10 @@ class Indexer:
             blob = got[0] if got else None
         state = _decode_state(blob) if blob else {}
         if not same_bytes_read(file.path, row["offset"], state):
-            return Job(file, file_id, exclude=exclude, size=size)  # rewritten in place (same inode, not shorter)
+            return Job(file, file_id, exclude=exclude, size=size, mtime_ns=stat.st_mtime_ns)  # rewritten in place (same inode, not shorter)
         if size == row["offset"] == row["size"] and get_source(file.agent).append_only:
             return None  # touched without new bytes: nothing more to read
-        return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude, size=size)
+        return Job(file, file_id, offset=row["offset"], state=state, exclude=exclude, size=size, mtime_ns=stat.st_mtime_ns)
 
     def _exclusion(self, row: dict) -> np.ndarray | None:
         if not row.get("replay_of"):
@@ -256,7 +257,7 @@ class Indexer:
         if progress:
             progress(Progress(0, total_files, 0, total_bytes))
         parallel = total_bytes >= PARALLEL_MIN_BYTES and available_cpus() >= 2
-        chunks = _chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES)
+        chunks = _chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES, FIRST_CHUNK_BYTES)
         first_chunk = self._reserve_chunks(len(chunks))
         if not parallel:
             for n, chunk in enumerate(chunks):
@@ -522,17 +523,31 @@ def _source_file(row: dict, catalog: Catalog) -> SourceFile | None:
     return SourceFile(Path(r["path"]), r["agent"], r["kind"], r["project_key"], session_id=r["session_id"] if r["kind"] == MAIN else None, parent_session_id=r["session_id"] if r["kind"] != MAIN else None, order_key=r["order_key"])
 
 
-def _chunks(jobs: list[Job], chunk_bytes: int) -> list[list[Job]]:
-    """Jobs grouped into chunks of about ``chunk_bytes`` to read, in path order."""
+def _chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = None) -> list[list[Job]]:
+    """Jobs grouped into chunks of about ``chunk_bytes`` to read, newest sessions first.
+
+    Each chunk becomes a segment published as it lands, so on a cold start the
+    sessions someone most likely wants are searchable first; the first chunks are
+    small (``first_bytes``, growing fourfold) so that happens within moments. A
+    session's files (main and subagents) stay together, in path order.
+    """
+    groups: dict[str, list[Job]] = {}
+    for job in jobs:
+        key = job.file.session_id or job.file.parent_session_id or str(job.file.path)
+        groups.setdefault(key, []).append(job)
+    ordered = sorted(groups.values(), key=lambda g: (-max(j.mtime_ns for j in g), min(str(j.file.path) for j in g)))
     chunks: list[list[Job]] = []
     current: list[Job] = []
     size = 0
-    for job in sorted(jobs, key=lambda j: str(j.file.path)):
-        current.append(job)
-        size += job.size - job.offset
-        if size >= chunk_bytes:
+    limit = min(first_bytes or chunk_bytes, chunk_bytes)
+    for group in ordered:
+        for job in sorted(group, key=lambda j: str(j.file.path)):
+            current.append(job)
+            size += job.size - job.offset
+        if size >= limit:
             chunks.append(current)
             current, size = [], 0
+            limit = min(limit * 4, chunk_bytes)
     if current:
         chunks.append(current)
     return chunks

@@ -58,6 +58,7 @@ class Job:
     state: dict[str, Any] = field(default_factory=dict)
     exclude: np.ndarray | None = None  # record hashes (uuid and content) replayed from another session
     size: int = 0  # the file's size when the job was planned (progress, chunking)
+    mtime_ns: int = 0  # when it was last written (a cold index reads the newest first)
 
 
 @dataclass(slots=True)

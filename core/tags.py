@@ -16,6 +16,7 @@ class TagStore:
         self.path = directory / "tags.sqlite"
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._writes = 0  # our own commits (data_version counts only other connections')
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -34,6 +35,18 @@ class TagStore:
             out.setdefault(sid, []).append(tag)
         return {k: tuple(v) for k, v in out.items()}
 
+    def version(self) -> tuple[int, int]:
+        """Changes whenever the tags do, in this process or another (a cheap poll).
+
+        SQLite's ``PRAGMA data_version`` moves when another connection commits;
+        our own commits are counted in ``_writes``.
+        """
+        if self._conn is None and not self.path.exists():
+            return (0, self._writes)
+        with self._lock:
+            (other,) = self._db().execute("PRAGMA data_version").fetchone()
+        return (other, self._writes)
+
     def set(self, session_id: str, tags: list[str]) -> None:
         clean = sorted({t.strip() for t in tags if t and t.strip()})
         with self._lock:
@@ -42,6 +55,7 @@ class TagStore:
             db.execute("DELETE FROM tags WHERE session_id=?", (session_id,))
             db.executemany("INSERT INTO tags VALUES(?, ?)", [(session_id, t) for t in clean])
             db.execute("COMMIT")
+            self._writes += 1
 
     def close(self) -> None:
         if self._conn is not None:

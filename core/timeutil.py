@@ -11,11 +11,11 @@ it never passes a date filter, and :func:`newest_first` sorts it last.
 from __future__ import annotations
 
 import math
+import time
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
-from .errors import BadInput
 
 UNKNOWN = math.nan  # the epoch seconds of an unknown time
 
@@ -72,23 +72,15 @@ def newest_first(value: Any) -> tuple[bool, float]:
     return (True, ts) if is_known(ts) else (False, 0.0)
 
 
-def parse_user_time(value: str | None, *, end_of_day: bool = False, name: str = "date") -> float | None:
-    """A date filter as the user gave it (``2026-11-02`` or a full ISO time)."""
+def parse_user_time(
+    value: str | None, *, end_of_day: bool = False, name: str = "date", now: float | None = None
+) -> float | None:
+    """A date filter as the user gave it: ISO, or relative (``7d``, ``yesterday``; see :mod:`core.dates`)."""
     if value is None or value == "":
         return None
-    text = str(value).strip()
-    try:
-        if len(text) == 10:
-            dt = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
-            if end_of_day:
-                return dt.timestamp() + 86400 - 0.001
-            return dt.timestamp()
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadInput(f"Bad {name} {value!r}: use an ISO 8601 date or time, e.g. 2026-11-02 or 2026-11-02T14:00:00Z") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+    from .dates import parse_date
+
+    return parse_date(str(value), now=time.time() if now is None else now, end_of_day=end_of_day, name=name)
 
 
 def iso(ts: float) -> str:

@@ -201,7 +201,7 @@ def test_resolve_slug_session_turn(demo):
     assert resolved.turn == 12 and resolved.sessions[0].session_number == 4
     with pytest.raises(NotFound) as info:
         archive.read_turn(f"{CHAIN_SLUG}#4:12")
-    assert str(info.value) == "Turn 12 out of range (session has 1 turns)"
+    assert str(info.value) == "Turn 12 out of range (session has 1 turn)"
 
 
 def test_resolve_slug_range_errors(demo):

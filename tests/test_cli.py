@@ -210,10 +210,11 @@ def test_bad_input_exits_1_with_one_line(cli):
     assert wrong == []
 
 
-def test_text_search_without_matches_exits_1(cli):
+def test_text_search_without_matches_exits_0_with_a_note_on_stderr(cli):
+    # One rule, text or --json: an empty result is an answer (0); errors are 1.
     run, _ = cli
     proc = run("search", "zzqxjv")
-    assert proc.returncode == 1
+    assert proc.returncode == 0 and proc.stdout == ""
     assert one_line(proc.stderr)
 
 

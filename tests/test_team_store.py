@@ -126,7 +126,7 @@ def test_error_texts_are_the_embedded_ones(solo) -> None:
         lambda a: a.get_conversation(f"{CHAIN_SLUG}#7"),
         lambda a: a.read_turn(f"{CHAIN_SLUG}#1:999"),
         lambda a: a.search("x", limit=0),
-        lambda a: a.list_sessions(date_from="yesterday"),
+        lambda a: a.list_sessions(date_from="the day before"),
     ):
         with pytest.raises((BadInput, NotFound)) as want:
             call(local)

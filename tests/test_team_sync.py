@@ -226,7 +226,7 @@ def test_sync_command(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.delenv("RELAY_SEARCH_STORE", raising=False)
     assert main(["sync", "--to", url]) == 0
     out = capsys.readouterr().out
-    assert "pushed 3 session(s)" in out and "as bob" in out and redact(url) in out
+    assert "pushed 3 sessions" in out and "as bob" in out and redact(url) in out
     assert cluster().password not in out
     assert main(["sync", "--to", url, "--user", "robert"]) == 0  # another name: another user
     assert main(["sync", "--to", url]) == 0

@@ -219,7 +219,7 @@ async def test_c_copies_the_reference_block_of_the_current_turn(demo_home, clipb
         await wait_for(pilot, lambda: clipboard.copied, what="a copy")
         assert clipboard.copied == [app.archive.reference_block("tidal-humming-quokka#1:217")]
         assert "tidal-humming-quokka#1:217" in clipboard.copied[0].splitlines()[0]
-        await wait_for(pilot, lambda: any("via pyperclip" in n for n in notes(app)))
+        await wait_for(pilot, lambda: any("copied to the clipboard" in n for n in notes(app)))
 
 
 async def test_c_on_a_range_in_the_chain_copies_slug_4_5(demo_home, clipboard):
@@ -246,11 +246,11 @@ async def test_shift_c_copies_the_content_as_markdown(demo_home, clipboard):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await search(pilot, "sidebar overlaps footer")
-        await pilot.press("down", "C")  # on the hit list
+        await pilot.press("down", "C")  # on the hit list: the text of the hit's session
         await wait_for(pilot, lambda: clipboard.copied, what="a copy")
-        ref = app.main.search_pane.selected_hit.ref
+        ref = app.main.search_pane.selected_hit.ref.rpartition(":")[0]
         assert clipboard.copied == [app.archive.content_markdown(ref)]
-        assert any(n.startswith(f"Copied content of {ref}") for n in notes(app))
+        assert any(n.startswith(f"Text of session {ref} copied to the clipboard") for n in notes(app))
 
 
 async def test_copy_falls_back_to_osc52_and_says_so(demo_home, monkeypatch):

@@ -1,4 +1,4 @@
-"""Snapshot tests: the main screens, pinned (120x40, fixed clock, demo corpus).
+"""Snapshot tests: the main screens, pinned (120x40 and 80x24, fixed clock, demo corpus).
 
 Update after an intended change with ``pytest tests/test_tui_snapshots.py
 --snapshot-update`` and look at the report before committing. The scenes are the
@@ -19,12 +19,19 @@ from tui.screens.empty import EmptyScreen
 from tui.testing import SCENES, wait_for
 
 SIZE = (120, 40)
+SMALL = (80, 24)  # the smallest terminal the app promises to render cleanly
 
 
 @pytest.mark.parametrize("scene", sorted(SCENES))
 def test_scene(scene, tmp_path, snap_compare):
     write_demo_corpus(tmp_path, now=DEFAULT_NOW)
     assert snap_compare(make_app(tmp_path, now=DEFAULT_NOW), terminal_size=SIZE, run_before=SCENES[scene])
+
+
+@pytest.mark.parametrize("scene", sorted(SCENES))
+def test_scene_at_80x24(scene, tmp_path, snap_compare):
+    write_demo_corpus(tmp_path, now=DEFAULT_NOW)
+    assert snap_compare(make_app(tmp_path, now=DEFAULT_NOW), terminal_size=SMALL, run_before=SCENES[scene])
 
 
 def test_empty_machine(snap_compare):

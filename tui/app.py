@@ -10,6 +10,8 @@ through :meth:`RelayApp.submit`, and every worker failure lands in one handler.
 from __future__ import annotations
 
 import threading
+import time
+from dataclasses import replace
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -24,7 +26,10 @@ from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from core.words import plural
+
 from . import tasks
+from .clipboard import notice as clipboard_notice
 from .heap import IdleCollector
 from .keys import MAIN_KEYS
 from .messages import (
@@ -46,6 +51,8 @@ from .tasks import Filters
 
 REFRESH_DELAY = 0.25  # seconds: live changes within this window refresh once
 IDLE_CHECK = 0.5  # seconds between looks for an idle moment to collect garbage in
+PARTIAL_REFRESH = 0.5  # seconds between refreshes of the panes while a cold index lands
+TAGS_CHECK = 0.5  # seconds between looks at the tag store (another process may tag)
 
 
 class RelayApp(App[None]):
@@ -75,6 +82,8 @@ class RelayApp(App[None]):
         self._empty_shown = False
         self._tag_label: str | None = None
         self.heap: IdleCollector | None = None
+        self._tags_seen: Any = None
+        self._partial_at = 0.0  # when the panes last showed results so far
 
     # --- basics ------------------------------------------------------------------
 
@@ -85,6 +94,25 @@ class RelayApp(App[None]):
     def on_mount(self) -> None:
         self.heap = IdleCollector()
         self.set_interval(IDLE_CHECK, self._collect_when_idle)
+        self.set_interval(TAGS_CHECK, self._check_tags)
+
+    def _check_tags(self) -> None:
+        """Tags set by another process (``relay-search tag``) show within a second.
+
+        The check is one ``PRAGMA data_version`` on an open SQLite connection
+        (microseconds), so it runs here rather than in a worker.
+        """
+        version_of = getattr(self.archive, "tags_version", None)
+        if version_of is None or self.syncing:
+            return
+        try:
+            version = version_of()
+        except Exception as error:  # a locked or vanished store: look again next time
+            self.log.warning(f"reading the tag store: {error!r}")
+            return
+        if self._tags_seen is not None and version != self._tags_seen:
+            self.main.refresh_all(refresh=True)
+        self._tags_seen = version
 
     def _collect_when_idle(self) -> None:
         if self.heap is not None:
@@ -164,8 +192,17 @@ class RelayApp(App[None]):
 
     @on(SyncProgress)
     def _progress(self, message: SyncProgress) -> None:
-        self.main.show_progress(message.done_files, message.total_files)
-        self.main.set_status(f"{message.phase.capitalize()} {message.done_files:,}/{message.total_files:,} files…")
+        """Segments are published as they land: show what is searchable so far."""
+        done, total = message.done_files, message.total_files
+        self.main.show_progress(done, total)
+        if 0 < done < total:
+            self.main.set_status(f"{message.phase.capitalize()} {done:,}/{total:,} files — results so far")
+            now = time.monotonic()
+            if now - self._partial_at >= PARTIAL_REFRESH:
+                self._partial_at = now
+                self.main.refresh_all(refresh=True)
+        else:
+            self.main.set_status(f"{message.phase.capitalize()} {done:,}/{total:,} files…")
 
     @on(SyncFinished)
     def _synced(self, message: SyncFinished) -> None:
@@ -232,11 +269,11 @@ class RelayApp(App[None]):
     @on(StatsUpdated)
     def _stats(self, message: StatsUpdated) -> None:
         self.stats = stats = message.stats
-        parts = [f"{stats.sessions:,} sessions", f"{stats.turns:,} turns", f"{stats.files:,} files"]
+        parts = [plural(stats.sessions, "session"), plural(stats.turns, "turn"), plural(stats.files, "file")]
         if stats.skipped_lines:
-            parts.append(f"⚠ {stats.skipped_lines:,} unreadable lines in {len(stats.files_with_skips):,} files")
+            parts.append(f"⚠ {plural(stats.skipped_lines, 'unreadable line')} in {plural(len(stats.files_with_skips), 'file')}")
         if stats.errors:
-            parts.append(f"⚠ {len(stats.errors):,} unreadable files")
+            parts.append(f"⚠ {plural(len(stats.errors), 'unreadable file')}")
         if self.watching:
             parts.append("watching for changes")
         self.main.set_status(" · ".join(parts))
@@ -279,16 +316,22 @@ class RelayApp(App[None]):
 
     def set_filter(self, kind: str, value: str | None) -> None:
         f = self.filters
-        if kind == "project":
-            f = Filters(value, f.agent, f.date_from, f.date_label, f.tag)
-        elif kind == "agent":
-            f = Filters(f.project, value, f.date_from, f.date_label, f.tag)
-        elif kind == "tag":
-            f = Filters(f.project, f.agent, f.date_from, f.date_label, value)
+        if kind in ("project", "agent", "tag"):
+            f = replace(f, **{kind: value})
         elif kind == "date":
             days = dict(DATE_CHOICES).get(value or "")
             date_from = (self.now() - timedelta(days=days)).date().isoformat() if days else None
-            f = Filters(f.project, f.agent, date_from, value if days else None, f.tag)
+            f = replace(f, date_from=date_from, date_label=value if days else None, date_to=None)
+        elif kind == "range":  # a custom range (7d, yesterday, FROM..TO), already checked by the dialog
+            from core.dates import parse_range, to_iso
+
+            lo, hi = parse_range(value or "", now=self.now().timestamp())
+            f = replace(
+                f,
+                date_from=to_iso(lo) if lo is not None else None,
+                date_to=to_iso(hi) if hi is not None else None,
+                date_label=value,
+            )
         self.filters = f
         self.notify(f"Filter: {f.describe() or 'none'}")
         self.main.refresh_all()
@@ -308,12 +351,8 @@ class RelayApp(App[None]):
 
     @on(Copied)
     def _copied(self, message: Copied) -> None:
-        lines = message.text.count("\n") + 1
-        how = "pyperclip" if message.how == "pyperclip" else f"OSC 52 — the terminal's clipboard ({message.detail})"
-        self.notify(
-            f"Copied {message.what} ({lines} lines, {len(message.text):,} chars) via {how}.",
-            title="Copied",
-        )
+        title, text = clipboard_notice(message.what, message.text, message.how, Path(message.path) if message.path else None)
+        self.notify(text, title=title, timeout=8)
 
     # --- tags ----------------------------------------------------------------------
 
@@ -334,6 +373,7 @@ class RelayApp(App[None]):
     def _tags_saved(self, message: TagsSaved) -> None:
         shown = " ".join(f"#{t}" for t in message.tags) or "no tags"
         self.notify(f"Session {message.session_id[:8]}: {shown}")
+        self._tags_seen = None  # our own change: refreshed here, not again by the poll
         self.main.refresh_all(refresh=True)
 
     # --- command palette -----------------------------------------------------

@@ -1,7 +1,9 @@
 """Every key of the main screen, in one table: bindings, footer, help and palette.
 
 Keeping them here means the footer, the ``?`` screen and the command palette can
-never disagree about what a key does.
+never disagree about what a key does. The footer shows only the keys of the pane
+that has focus (``where``), so it fits 80 columns; in the search box, where
+letters are typed, it shows only the keys that still work there (``IN_INPUT``).
 """
 
 from __future__ import annotations
@@ -20,38 +22,45 @@ class Key:
     help: str  # one line for the help screen and the palette
     show: bool = True  # in the footer
     palette: bool = True  # offered in the command palette
+    where: tuple[str, ...] = ("hits", "sessions", "reader")  # panes whose footer shows it
+
+
+HITS, SESSIONS, READER, INPUT = "hits", "sessions", "reader", "input"
 
 
 MAIN_KEYS: tuple[Key, ...] = (
-    Key("slash", "/", "Search", "focus_search", "Focus the search box (search as you type)"),
-    Key("enter", "enter", "Open", "open", "Open the selected hit or session in the reader"),
+    Key("slash", "/", "Search", "focus_search", "Focus the search box (search as you type)", where=(HITS, SESSIONS, READER)),
+    Key("escape", "esc", "Leave box", "escape", "Leave the search box (a second esc clears it)", palette=False, where=(INPUT,)),
+    Key("enter", "enter", "Open", "open", "Open the selected hit or session in the reader", where=(INPUT, HITS, SESSIONS)),
     Key("tab", "tab", "Pane", "cycle_panes(1)", "Cycle panes: search → sessions → reader", show=False, palette=False),
     Key("shift+tab", "⇧tab", "Pane back", "cycle_panes(-1)", "Cycle panes backwards", show=False, palette=False),
-    Key("c", "c", "Copy ref", "copy_ref", "Copy a reference block for another agent (session, range slug#4-5 or turn)"),
-    Key("C", "C", "Copy text", "copy_content", "Copy the conversation itself as markdown (size-bounded)"),
-    Key("f", "f", "Follow", "follow", "Follow a live session like tail -f (again to stop)"),
-    Key("n", "n", "Next hit", "hit(1)", "Next search hit in the reader"),
+    Key("c", "c", "Copy ref", "copy_ref", "Copy a reference block for another agent: the turn, the session or the marked range", where=(HITS, SESSIONS, READER)),
+    Key("C", "C", "Copy text", "copy_content", "Copy the text itself as markdown: the session, chain or marked range (size-bounded, latest turns kept)", show=False),
+    Key("f", "f", "Follow", "follow", "Follow a live session like tail -f (again to stop)", where=(SESSIONS, READER)),
+    Key("n", "n", "Next hit", "hit(1)", "Next search hit in the reader", where=(READER,)),
     Key("N", "N", "Prev hit", "hit(-1)", "Previous search hit in the reader", show=False),
-    Key("p", "p", "Project", "filter('project')", "Filter by project"),
-    Key("a", "a", "Agent", "filter('agent')", "Filter by agent"),
-    Key("d", "d", "Date", "filter('date')", "Filter by date (today, 7 days, 30 days)", show=False),
+    Key("p", "p", "Project", "filter('project')", "Filter by project (type to narrow the list)", where=(SESSIONS,)),
+    Key("a", "a", "Agent", "filter('agent')", "Filter by agent", show=False),
+    Key("d", "d", "Date", "filter('date')", "Filter by date (today, 7 days, 30 days or a custom range: 7d, 2w, yesterday, last week, ISO)", show=False),
     Key("T", "T", "Tag filter", "filter('tag')", "Filter by tag", show=False),
     Key("x", "x", "Clear filters", "clear_filters", "Clear all filters", show=False),
-    Key("t", "t", "Tag", "tag", "Tag the selected session (stored by relay-search, never in transcripts)"),
-    Key("question_mark", "?", "Help", "help", "Show every key"),
+    Key("t", "t", "Tag", "tag", "Tag the selected session (stored by relay-search, never in transcripts)", where=(HITS, SESSIONS)),
+    Key("question_mark", "?", "Help", "help", "Show every key", where=(HITS, SESSIONS, READER)),
+    Key("q", "q", "Quit", "quit", "Quit (outside the search box; ctrl+q anywhere)", show=False),
 )
 
 OTHER_KEYS: tuple[tuple[str, str], ...] = (
-    ("↑ ↓", "Move in a list; ↓ from the search box goes to the hits"),
-    ("space", "Sessions: mark a session of a chain (c then copies slug#4,6)"),
+    ("↑ ↓  j k", "Move in a list (j k outside the search box); ↓ from the search box goes to the hits"),
+    ("space", "Sessions: mark a session of a chain (c then copies slug#4,6) · on a chain: fold / unfold"),
+    ("← →", "Sessions: fold / unfold the chain"),
     ("⇧↑ ⇧↓", "Sessions: extend a marked range within a chain (slug#4-5)"),
-    ("esc", "Sessions: clear marks · dialogs: close"),
+    ("esc", "Search box: leave it (again: clear it) · sessions: clear marks · dialogs: close"),
     ("[  ]", "Reader: previous / next turn"),
     ("e", "Reader: expand or fold the tool calls of the current turn"),
     ("home end", "Reader: first / last turn"),
     ("click", "Reader: a ▸ line expands a tool call, thinking or subagent work"),
     ("ctrl+p", "Command palette (every action above)"),
-    ("ctrl+q", "Quit"),
+    ("ctrl+q", "Quit from anywhere"),
 )
 
 
@@ -60,3 +69,8 @@ def bindings() -> list[Binding]:
         Binding(k.key, k.action, k.description, show=k.show, key_display=k.display, tooltip=k.help)
         for k in MAIN_KEYS
     ]
+
+
+def footer_actions(context: str) -> frozenset[str]:
+    """Actions the footer shows when focus is in ``context`` (a pane, or the input)."""
+    return frozenset(k.action for k in MAIN_KEYS if k.show and context in k.where)

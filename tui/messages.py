@@ -63,6 +63,7 @@ class SearchFinished(Message):
     hits: list[Any]
     elapsed_ms: float
     refresh: bool = False  # a live refresh: keep the selection
+    opens: str | None = None  # the query is a reference (slug#4-5, an id prefix): offer to open it
 
 
 @dataclass
@@ -98,6 +99,7 @@ class Copied(Message):
     text: str
     how: str
     detail: str = ""
+    path: str = ""  # the file the text was also saved to ("" if that failed)
 
 
 @dataclass

@@ -6,12 +6,13 @@ archive and plain values and return a message; they never touch a widget.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from .blocks import build_blocks, find_turn, hit_blocks
-from .clipboard import copy_text
+from .clipboard import copy_text, save_copy
 from .messages import (
     ChoicesLoaded,
     ConversationLoaded,
@@ -24,6 +25,9 @@ from .messages import (
     TagsSaved,
 )
 
+# What a typed or pasted reference looks like: a slug with at least one hyphen
+# (``velvet-puzzling-eclipse``, ``…#4-5``, ``…#4:12``) or a hex id prefix of 8+.
+REFERENCE = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)+(?:#[\d,\-]+(?::\d+)?)?|[0-9a-f]{8}[0-9a-f-]*(?::\d+)?)$")
 SEARCH_LIMIT = 25  # hits in the live list: a few screens; each one rendered costs keystroke latency
 READER_HIT_LIMIT = 500
 
@@ -37,6 +41,7 @@ class Filters:
     date_from: str | None = None
     date_label: str | None = None
     tag: str | None = None
+    date_to: str | None = None  # a custom range's end (ISO)
 
     def describe(self) -> str:
         parts = []
@@ -52,7 +57,7 @@ class Filters:
 
     @property
     def active(self) -> bool:
-        return bool(self.project or self.agent or self.date_from or self.tag)
+        return bool(self.project or self.agent or self.date_from or self.date_to or self.tag)
 
 
 def search(archive: Any, query: str, filters: Filters, refresh: bool = False) -> SearchFinished:
@@ -64,12 +69,28 @@ def search(archive: Any, query: str, filters: Filters, refresh: bool = False) ->
         agent=filters.agent,
         date_from=filters.date_from,
         typing=True,  # the last word may be half typed: it matches as a prefix ("flak" → flaky)
+        date_to=filters.date_to,
     )
     if filters.tag:
         tagged = {s.session_id for s in _all_sessions(archive, tags=[filters.tag])}
         hits = [h for h in hits if h.session_id in tagged]
     elapsed = (time.perf_counter() - started) * 1000
-    return SearchFinished(query=query, hits=list(hits), elapsed_ms=elapsed, refresh=refresh)
+    return SearchFinished(query=query, hits=list(hits), elapsed_ms=elapsed, refresh=refresh, opens=typed_reference(archive, query))
+
+
+def typed_reference(archive: Any, query: str) -> str | None:
+    """``query`` itself when it names a conversation (``slug``, ``slug#4-5``, ``slug#4:12``,
+    an id prefix), so the hit list can offer to open it; else None."""
+    text = query.strip()
+    if not REFERENCE.match(text):
+        return None
+    from core.errors import RelayError
+
+    try:
+        archive.resolve(text)
+    except RelayError:
+        return None
+    return text
 
 
 def list_sessions(archive: Any, filters: Filters, limit: int, refresh: bool = False) -> SessionsLoaded:
@@ -77,6 +98,7 @@ def list_sessions(archive: Any, filters: Filters, limit: int, refresh: bool = Fa
         project=filters.project,
         agent=filters.agent,
         date_from=filters.date_from,
+        date_to=filters.date_to,
         tags=[filters.tag] if filters.tag else None,
         limit=limit,
     )
@@ -159,16 +181,33 @@ def session_count(archive: Any) -> SessionCount:
     return SessionCount(count=len(archive.list_sessions(limit=1)))
 
 
+def describe(archive: Any, ref: str) -> str:
+    """``turn x#1:4`` / ``session x#2`` / ``sessions x#4-5`` / ``chain x (5 sessions)``."""
+    resolved = archive.resolve(ref)
+    sessions = resolved.sessions
+    if resolved.turn is not None:
+        return f"turn {ref}"
+    if len(sessions) == 1:
+        return f"session {ref}"
+    if len(sessions) == len(resolved.chain):
+        return f"chain {ref} ({len(sessions)} sessions)"
+    return f"sessions {ref} ({len(sessions)} marked)"
+
+
 def copy_reference(archive: Any, ref: str, app: Any) -> Copied:
     text = archive.reference_block(ref)
-    how, detail = copy_text(app, text)
-    return Copied(what=f"reference {ref}", text=text, how=how, detail=detail)
+    return _copy(app, f"Reference to {describe(archive, ref)}", text)
 
 
 def copy_content(archive: Any, ref: str, app: Any) -> Copied:
     text = archive.content_markdown(ref)
+    return _copy(app, f"Text of {describe(archive, ref)}", text)
+
+
+def _copy(app: Any, what: str, text: str) -> Copied:
     how, detail = copy_text(app, text)
-    return Copied(what=f"content of {ref}", text=text, how=how, detail=detail)
+    path = save_copy(app.config.data_path, text)
+    return Copied(what=what, text=text, how=how, detail=detail, path=str(path) if path else "")
 
 
 def _all_sessions(archive: Any, **filters: Any) -> list[Any]:

@@ -379,6 +379,10 @@ class TeamArchive:
         self.resolve(session_id)
         return []
 
+    def tags_version(self) -> tuple[int, int]:
+        """The team store keeps no tags (they are personal): never changes."""
+        return (0, 0)
+
     # --- references and reading ---------------------------------------------------------------
 
     def resolve(self, ref: str, *, user: str | None = None) -> Resolved:

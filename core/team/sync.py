@@ -20,6 +20,7 @@ from collections.abc import Callable
 from ..config import Config
 from ..errors import BadInput, StoreError
 from ..views import Progress
+from ..words import plural
 from . import store_url
 from .db import check_url, connect, describe, redact
 from .push import Pusher, PushResult
@@ -96,17 +97,17 @@ def push(archive, conn, user: str, url: str, **options) -> PushResult:
 def report(result: PushResult, user: str, url: str, *, quiet_when_empty: bool = False) -> None:
     if result.changed:
         print(
-            f"pushed {result.sessions} session(s): {result.files} file(s), {result.messages:,} message(s), "
-            f"{result.docs:,} passage(s) as {user} to {redact(url)}"
+            f"pushed {plural(result.sessions, 'session')}: {plural(result.files, 'file')}, {plural(result.messages, 'message')}, "
+            f"{plural(result.docs, 'passage')} as {user} to {redact(url)}"
         )
     elif not quiet_when_empty:
         print(f"nothing new to push for {user} ({redact(url)} is up to date)")
     if result.stale:
-        print(f"relay-search: {result.stale} session(s) were changed by another sync for {user} meanwhile; the next sync pushes them", file=sys.stderr)
+        print(f"relay-search: {plural(result.stale, 'session')} changed by another sync for {user} meanwhile; the next sync pushes them", file=sys.stderr)
     for path, why in result.failed[:5]:
         print(f"relay-search: could not read {path}: {why}", file=sys.stderr)
     if len(result.failed) > 5:
-        print(f"relay-search: … and {len(result.failed) - 5} more unreadable file(s)", file=sys.stderr)
+        print(f"relay-search: … and {len(result.failed) - 5} more unreadable file{'' if len(result.failed) - 5 == 1 else 's'}", file=sys.stderr)
     sys.stdout.flush()
 
 

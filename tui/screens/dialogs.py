@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -11,6 +11,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 ANY = ""  # the value meaning "no filter"
+CUSTOM = "Custom range…"  # the date picker's last choice: asks for FROM..TO
 
 # (label, days back; None = any time)
 DATE_CHOICES: tuple[tuple[str, int | None], ...] = (
@@ -21,37 +22,111 @@ DATE_CHOICES: tuple[tuple[str, int | None], ...] = (
 )
 
 
-class PickScreen(ModalScreen[str | None]):
-    """A list of values; returns the chosen one, ``""`` for *all*, None if cancelled."""
+def sort_values(values: list[str]) -> list[str]:
+    """Case-insensitive order (``api``, ``Billing``, ``cli``), ties by exact text."""
+    return sorted(values, key=lambda v: (v.casefold(), v))
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+class PickScreen(ModalScreen[str | None]):
+    """A list of values; returns the chosen one, ``""`` for *all*, None if cancelled.
+
+    Typing filters the list (case-insensitive, anywhere in the value);
+    backspace takes a letter back; ``enter`` picks the highlighted value.
+    """
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("backspace", "unfilter", "Delete", show=False)]
 
     def __init__(self, title: str, values: list[str], kind: str) -> None:
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.values = values
         self.kind = kind
+        self.filter = ""
+        self.shown: list[str] = list(values)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(self.title_text, classes="dialog-title")
-            options = [Option("(all — clear this filter)", id="__all__")]
-            options += [Option(value, id=f"v{i}") for i, value in enumerate(self.values)]
-            if not self.values:
-                options.append(Option("nothing to choose from yet", disabled=True))
-            yield OptionList(*options, id="pick")
-            yield Static("enter choose · esc cancel", classes="dialog-help")
+            yield Static("", id="pick-filter")
+            yield OptionList(*self._options(), id="pick")
+            yield Static("type to filter · enter choose · esc cancel", classes="dialog-help")
+
+    def _options(self) -> list[Option]:
+        options = [Option("(all — clear this filter)", id="__all__")]
+        options += [Option(value, id=f"v{i}") for i, value in enumerate(self.shown)]
+        if not self.shown:
+            options.append(Option("nothing matches" if self.filter else "nothing to choose from yet", disabled=True))
+        return options
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
+        self.query_one("#pick-filter").display = False
+
+    def on_key(self, event: events.Key) -> None:
+        if event.is_printable and event.character:
+            event.stop()
+            event.prevent_default()
+            self._set_filter(self.filter + (event.character or " "))
+
+    def action_unfilter(self) -> None:
+        if self.filter:
+            self._set_filter(self.filter[:-1])
+
+    def _set_filter(self, text: str) -> None:
+        self.filter = text
+        needle = text.casefold()
+        self.shown = [v for v in self.values if needle in v.casefold()]
+        box = self.query_one("#pick-filter", Static)
+        box.display = bool(text)
+        box.update(f"filter: {text}▏  ({len(self.shown)} of {len(self.values)})")
+        listing = self.query_one(OptionList)
+        listing.set_options(self._options())
+        listing.highlighted = 1 if self.shown and text else 0
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         if event.option.id == "__all__":
             self.dismiss(ANY)
-        else:
-            self.dismiss(self.values[event.option_index - 1])
+        elif event.option.id and event.option.id.startswith("v"):
+            self.dismiss(self.shown[int(event.option.id[1:])])
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RangeScreen(ModalScreen[str | None]):
+    """The date picker's custom range: ``2w``, ``yesterday``, ``2026-11-01..2026-11-10``."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static("Custom date range", classes="dialog-title")
+            yield Input(placeholder="7d · 2w · yesterday · last week · 2026-11-01..2026-11-10", id="range")
+            yield Static(
+                "FROM or FROM..TO · enter apply · esc cancel", id="range-help", classes="dialog-help"
+            )
+
+    def __init__(self, now: float) -> None:
+        super().__init__(classes="dialog-screen")
+        self.now = now
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    def _apply(self, event: Input.Submitted) -> None:
+        event.stop()
+        from core.dates import parse_range
+        from core.errors import BadInput
+
+        try:
+            parse_range(event.value, now=self.now)
+        except BadInput as error:
+            self.query_one("#range-help", Static).update(str(error))
+            return
+        self.dismiss(event.value.strip())
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -11,6 +11,8 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from core.words import plural
+
 
 def looked_in(config: object) -> list[tuple[str, Path]]:
     """The places each agent's transcripts would be (SPEC §1)."""
@@ -47,7 +49,7 @@ class EmptyScreen(Screen[None]):
             state = ("found, but empty" if path.exists() else "not there", "$text-muted")
             lines.append(Content.assemble(f"  {name:<12} ", (str(path), "bold"), "  ", state))
         if self.skipped:
-            lines.append(Content.styled(f"\n{self.skipped} unreadable lines were skipped.", "$warning"))
+            lines.append(Content.styled(f"\n{plural(self.skipped, 'unreadable line')} {'was' if self.skipped == 1 else 'were'} skipped.", "$warning"))
         lines += [
             Content(""),
             Content("Try it on a generated demo corpus:"),

@@ -38,8 +38,10 @@ class HelpScreen(ModalScreen[None]):
             with VerticalScroll():
                 yield Static(help_content(), id="help-keys")
             yield Static(
-                "Handoff: c puts a short reference block on the clipboard that another agent can act on "
-                "(with the relay-search MCP server); C puts the conversation itself. esc closes.",
+                "Handoff: c copies a short reference block another agent can act on (with the relay-search "
+                "MCP server): the turn, session, chain or marked range; C copies the text of the session, chain "
+                "or marked range itself (latest turns kept). Every copy is also saved to last-copy.md (the "
+                "notice says where). esc closes.",
                 classes="dialog-help",
             )
 

@@ -7,25 +7,28 @@ without moving anyone's selection.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
+from textual.binding import ActiveBinding
 from textual.widget import Widget
 from textual.widgets import Footer, Input, ProgressBar, Static
 
 from .. import tasks
-from ..keys import bindings
+from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded
 from ..widgets.reader import Reader, ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
 from ..widgets.sessions_pane import SessionList, SessionsPane, session_ref
-from .dialogs import DATE_CHOICES, PickScreen
+from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values
 from .help import HelpScreen
 
 PANES = ("search-pane", "sessions-pane", "reader-pane")
+CONTEXTS = {"search-pane": "hits", "sessions-pane": "sessions", "reader-pane": "reader"}
 
 
 class MainScreen(Screen):
@@ -83,6 +86,22 @@ class MainScreen(Screen):
         pane = self.pane_of(event.widget)
         if pane:
             self.last_pane = pane
+
+    def focus_context(self) -> str:
+        """Where the keys apply: ``input`` (letters are typed), or a pane."""
+        if isinstance(self.focused, Input):
+            return INPUT
+        return CONTEXTS.get(self.pane_of(self.focused) or self.last_pane, "hits")
+
+    @property
+    def active_bindings(self) -> dict[str, ActiveBinding]:
+        """The footer shows only the focused pane's keys (all keys still work)."""
+        active = super().active_bindings
+        shown = footer_actions(self.focus_context())
+        for key, item in active.items():
+            if item.node is self and item.binding.show and item.binding.action not in shown:
+                active[key] = item._replace(binding=replace(item.binding, show=False))
+        return active
 
     # --- refreshing ----------------------------------------------------------
 
@@ -154,6 +173,10 @@ class MainScreen(Screen):
         focus = (hit.session_id, hit.turn_number) if hit.turn_number is not None else None
         self.open_ref(ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain)
 
+    @on(SearchPane.RefChosen)
+    def _ref_chosen(self, message: SearchPane.RefChosen) -> None:
+        self.open_ref(message.ref, focus_reader=True)
+
     @on(SessionsPane.Chosen)
     def _session_chosen(self, message: SessionsPane.Chosen) -> None:
         self.open_ref(message.ref, query=self.search_pane.shown_query, focus_reader=True)
@@ -162,6 +185,22 @@ class MainScreen(Screen):
 
     def action_focus_search(self) -> None:
         self.query_one("#query", Input).focus()
+
+    def action_escape(self) -> None:
+        """Esc: leave the search box (for the hits, else the sessions); again: clear it."""
+        box = self.query_one("#query", Input)
+        if box.has_focus:
+            if self.search_pane.hits:
+                self.query_one(HitList).focus()
+            else:
+                self.query_one(SessionList).focus()
+        elif box.value:
+            if isinstance(self.focused, HitList):  # the hit list goes away with the query
+                self.query_one(SessionList).focus()
+            box.value = ""
+
+    def action_quit(self) -> None:
+        self.app.exit()
 
     def action_cycle_panes(self, step: int) -> None:
         current = self.pane_of(self.focused) or self.last_pane
@@ -184,9 +223,7 @@ class MainScreen(Screen):
             if ref:
                 self.open_ref(ref, query=self.search_pane.shown_query, focus_reader=True)
             return
-        hit = self.search_pane.selected_hit
-        if hit is not None:
-            self.search_pane.post_message(SearchPane.HitChosen(hit, self.search_pane.shown_query))
+        self.search_pane.choose()
 
     def selected_ref(self) -> str | None:
         """What ``c``/``C`` act on: the thing selected in the pane you are in."""
@@ -196,7 +233,10 @@ class MainScreen(Screen):
         if pane == "sessions-pane":
             return self.sessions_pane.session_list.selection_ref()
         if isinstance(self.focused, HitList) or pane == "search-pane":
-            hit = self.search_pane.selected_hit
+            search = self.search_pane
+            if search.opens and self.query_one(HitList).highlighted in (None, 0):
+                return search.opens  # the "open slug#4-5" row
+            hit = search.selected_hit
             if hit is not None:
                 return hit.ref
         if self.reader.is_open:
@@ -211,7 +251,14 @@ class MainScreen(Screen):
         self.app.copy_reference(ref)
 
     def action_copy_content(self) -> None:
-        ref = self.selected_ref()
+        """``C``: the text of the session (the reader's view, a marked range, a chain), never one turn."""
+        pane = self.pane_of(self.focused) or self.last_pane
+        if pane == "reader-pane" and self.reader.is_open:
+            ref = self.reader.view_ref()
+        else:
+            ref = self.selected_ref()
+            if ref is not None and ":" in ref.rpartition("#")[2]:
+                ref = ref.rpartition(":")[0]  # a hit's turn: its session
         if ref is None:
             self.notify("Nothing selected to copy.", severity="warning")
             return
@@ -252,15 +299,22 @@ class MainScreen(Screen):
     def action_filter(self, kind: str) -> None:
         app = self.app
         if kind == "date":
-            labels = [label for label, _ in DATE_CHOICES]
-            self.app.push_screen(PickScreen("Filter by date", labels, "date"), self._apply_filter("date"))
+            labels = [label for label, _ in DATE_CHOICES] + [CUSTOM]
+            self.app.push_screen(PickScreen("Filter by date", labels, "date"), self._apply_date)
             return
         app.submit(tasks.choices, kind, reply_to=self, group="choices", exclusive=True, name=f"{kind} choices")
 
     @on(ChoicesLoaded)
     def _choices_loaded(self, message: ChoicesLoaded) -> None:
         titles = {"project": "Filter by project", "agent": "Filter by agent", "tag": "Filter by tag"}
-        self.app.push_screen(PickScreen(titles[message.kind], message.values, message.kind), self._apply_filter(message.kind))
+        values = sort_values(message.values)
+        self.app.push_screen(PickScreen(titles[message.kind], values, message.kind), self._apply_filter(message.kind))
+
+    def _apply_date(self, value: str | None) -> None:
+        if value == CUSTOM:
+            self.app.push_screen(RangeScreen(self.app.now().timestamp()), self._apply_filter("range"))
+        elif value is not None:
+            self.app.set_filter("date", value or None)
 
     def _apply_filter(self, kind: str):
         def apply(value: str | None) -> None:

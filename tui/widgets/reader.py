@@ -3,6 +3,9 @@
 Blocks are built off-thread (:mod:`tui.blocks`); the reader mounts only a window
 of them (a page around the turn you opened) and grows the window as you scroll
 toward either end. A 2,000-turn session therefore paints as fast as a short one.
+Inside a turn the same holds for its steps: each turn mounts :data:`ITEM_PAGE`
+steps and the rest as its "more steps" line scrolls into view, so a real session
+with hundreds of tool calls in one turn paints as fast too.
 """
 
 from __future__ import annotations
@@ -19,13 +22,36 @@ from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Static
 
+from core.words import plural
+
 from ..blocks import Block
 from ..formatting import compress_numbers, query_terms
 from ..messages import ConversationLoaded
-from .turn_view import SessionHeader, TurnView, block_widget
+from .turn_view import ITEM_PAGE, MoreSteps, SessionHeader, TurnView, block_widget
 
 PAGE = 8  # blocks mounted per page (a screenful: first paint stays fast)
 BEFORE = 2  # blocks mounted above the target turn
+
+
+def step_limits(blocks: list[Block], lo: int, hi: int, center: int | None) -> dict[int, int | None]:
+    """How many steps each block of ``lo..hi`` mounts now (None: all).
+
+    A turn of up to :data:`ITEM_PAGE` steps is mounted whole (most turns: cheap).
+    Of the big ones, only the first at or after ``center`` (the one being opened)
+    gets a page; the others show their head and "more steps" line and fill in as
+    that line scrolls into view. First paint is then a screenful, not a session.
+    """
+    limits: dict[int, int | None] = {}
+    paged = center is None
+    for i in range(lo, hi):
+        if len(blocks[i].items) <= ITEM_PAGE:
+            limits[i] = None
+        elif not paged and i >= (center or 0):
+            limits[i] = ITEM_PAGE
+            paged = True
+        else:
+            limits[i] = 0
+    return limits
 
 
 class Edge(Static):
@@ -45,6 +71,8 @@ class Reader(VerticalScroll, can_focus=True):
         Binding("right_square_bracket", "turn(1)", "Next turn", show=False),
         Binding("left_square_bracket", "turn(-1)", "Prev turn", show=False),
         Binding("e", "toggle_folds", "Expand", show=False),
+        Binding("j", "scroll_down", "Down", show=False),
+        Binding("k", "scroll_up", "Up", show=False),
         Binding("home", "top", "Top", show=False),
         Binding("end", "bottom", "Bottom", show=False),
     ]
@@ -113,8 +141,8 @@ class Reader(VerticalScroll, can_focus=True):
     def _terms(self) -> list[str]:
         return query_terms(self.query_text)
 
-    def _make(self, index: int) -> Widget:
-        widget = block_widget(self.blocks[index], self.app.now(), self._terms())
+    def _make(self, index: int, limit: int | None = None) -> Widget:
+        widget = block_widget(self.blocks[index], self.app.now(), self._terms(), limit)
         widget.id = f"block-{index}"
         if index in self.hits:
             widget.add_class("-hit")
@@ -163,7 +191,9 @@ class Reader(VerticalScroll, can_focus=True):
         self.lo, self.hi = lo, hi
         # Made before the first await: the reader may be cleared or given another
         # conversation while the old children go (a fast second open).
-        widgets = [self._make(i) for i in range(lo, hi)]
+        # following: the newest steps must show, so the window is mounted whole
+        limits = {} if at_end else step_limits(self.blocks, lo, hi, center)
+        widgets = [self._make(i, limits.get(i)) for i in range(lo, hi)]
         with self.app.batch_update():
             await self.remove_children()
             await self.mount(Edge(id="edge-top", classes="edge"), *widgets, Edge(id="edge-bottom", classes="edge"))
@@ -238,14 +268,16 @@ class Reader(VerticalScroll, can_focus=True):
     async def _extend(self, direction: int) -> None:
         if direction > 0 and self.hi < len(self.blocks):
             new_hi = min(len(self.blocks), self.hi + PAGE)
-            widgets = [self._make(i) for i in range(self.hi, new_hi)]
+            limits = step_limits(self.blocks, self.hi, new_hi, None)
+            widgets = [self._make(i, limits[i]) for i in range(self.hi, new_hi)]
             await self.mount_all(widgets, before=self.query_one("#edge-bottom"))
             self.hi = new_hi
         elif direction < 0 and self.lo > 0:
             anchor = self._widget(self.lo)
             anchor_y = anchor.virtual_region.y if anchor is not None else 0
             new_lo = max(0, self.lo - PAGE)
-            widgets = [self._make(i) for i in range(new_lo, self.lo)]
+            limits = step_limits(self.blocks, new_lo, self.lo, None)
+            widgets = [self._make(i, limits[i]) for i in range(new_lo, self.lo)]
             await self.mount_all(widgets, after=self.query_one("#edge-top"))
             self.lo = new_lo
             self._edges()
@@ -261,6 +293,32 @@ class Reader(VerticalScroll, can_focus=True):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._check_edges()
+        self._check_more(up=new_value < old_value)
+
+    def _check_more(self, *, up: bool = False) -> None:
+        """A turn's "more steps" line came into view: mount its next steps."""
+        if self._busy:
+            return
+        top, bottom = self.scroll_y, self.scroll_y + self.size.height
+        for more in self.query(MoreSteps):
+            region = more.virtual_region
+            if region.y < bottom + self.size.height and region.bottom > top:
+                self.call_after_refresh(self._more, more, up)  # after what is on screen painted
+                return
+
+    async def _more(self, more: MoreSteps, up: bool) -> None:
+        turn = more.parent
+        if self._busy or not isinstance(turn, TurnView) or not more.is_attached:
+            return
+        self._busy = True
+        try:
+            old_y = more.virtual_region.y
+            await turn.show_more()
+            if up and more.is_attached:  # keep what is on screen still: the new steps went above it
+                self.call_after_refresh(self._keep_anchor, more, old_y)
+        finally:
+            self._busy = False
+        self.call_after_refresh(self._check_more)
 
     def _check_edges(self) -> None:
         if not self.blocks or self._busy:
@@ -319,7 +377,7 @@ class Reader(VerticalScroll, can_focus=True):
             return ""
         if self.current in self.hits:
             return f"hit {self.hits.index(self.current) + 1}/{len(self.hits)}"
-        return f"{len(self.hits)} hits"
+        return plural(len(self.hits), "hit")
 
     def action_toggle_folds(self) -> None:
         block = self._widget(self.current) if self.current is not None else None
@@ -370,7 +428,7 @@ class ReaderPane(Vertical):
         parts = [
             (reader.view_ref() or "", "bold $text-accent"),
             (f"  {len(reader.sessions)} sessions" if len(reader.sessions) > 1 else "", "$text-muted"),
-            (f"  {turns} turns", "$text-muted"),
+            (f"  {plural(turns, 'turn')}", "$text-muted"),
         ]
         if reader.hits:
             parts.append((f"  {reader.hit_position()} (n/N)", "$text-warning"))

@@ -50,10 +50,19 @@ def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
     return Content("\n").join([head, where, snippet])
 
 
+def open_prompt(ref: str) -> Content:
+    """The row a typed reference gets: ``▶ open velvet-puzzling-eclipse#4-5``."""
+    return Content.assemble(("▶ open ", "bold $text-success"), (ref, "bold $text-accent"))
+
+
 class HitList(OptionList):
     """The ranked hits; ``up`` on the first one goes back to the input."""
 
-    BINDINGS = [Binding("up", "cursor_up_or_input", "Up", show=False)]
+    BINDINGS = [
+        Binding("up", "cursor_up_or_input", "Up", show=False),
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+    ]
 
     def action_cursor_up_or_input(self) -> None:
         if self.highlighted in (None, 0):
@@ -63,7 +72,13 @@ class HitList(OptionList):
 
 
 class SearchPane(Vertical):
-    """Input + hits. Posts :class:`SearchPane.HitChosen` when a hit is opened."""
+    """Input + hits. Posts :class:`SearchPane.HitChosen` when a hit is opened, and
+    :class:`SearchPane.RefChosen` for the "open slug#4-5" row a typed reference gets."""
+
+    class RefChosen(Message):
+        def __init__(self, ref: str) -> None:
+            super().__init__()
+            self.ref = ref
 
     class HitChosen(Message):
         def __init__(self, hit: Any, query: str) -> None:
@@ -74,6 +89,7 @@ class SearchPane(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.hits: list[Any] = []
+        self.opens: str | None = None  # a typed reference: the first row opens it
         self.shown_query = ""
         self._rendered_width: int | None = None  # the hit list width hits were laid out for
 
@@ -96,6 +112,7 @@ class SearchPane(Vertical):
         query = self.query_text
         if not query.strip():
             self.hits = []
+            self.opens = None
             self.shown_query = ""
             self.query_one(HitList).clear_options()
             self._status("Type to search every conversation.")
@@ -122,12 +139,19 @@ class SearchPane(Vertical):
     @on(Input.Submitted, "#query")
     def _query_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        self.choose()
+
+    def choose(self) -> None:
+        """Open what is highlighted: the typed reference's row, or a hit."""
+        if self.opens is not None and self.query_one(HitList).highlighted in (None, 0):
+            self.post_message(self.RefChosen(self.opens))
+            return
         hit = self.selected_hit
         if hit is not None:
             self.post_message(self.HitChosen(hit, self.shown_query))
 
     def on_key(self, event: Any) -> None:
-        if event.key == "down" and self.query_one("#query", Input).has_focus and self.hits:
+        if event.key == "down" and self.query_one("#query", Input).has_focus and (self.hits or self.opens):
             event.stop()
             self.query_one(HitList).focus()
 
@@ -140,20 +164,25 @@ class SearchPane(Vertical):
         keep = self.selected_hit.ref if (message.refresh and self.selected_hit) else None
         old_index = hit_list.highlighted
         self.hits = message.hits
+        self.opens = message.opens
         self.shown_query = message.query
         self.set_class(False, "-idle")
         self._render_hits()
-        if self.hits:
+        if self.hits or self.opens:
             index = 0
             if keep is not None:
                 refs = [h.ref for h in self.hits]
-                index = refs.index(keep) if keep in refs else min(old_index or 0, len(self.hits) - 1)
+                index = refs.index(keep) + self._offset if keep in refs else min(old_index or 0, hit_list.option_count - 1)
             hit_list.highlighted = index
         count = len(message.hits)
         more = "+" if count >= tasks.SEARCH_LIMIT else ""
         filters = self.app.filters.describe()
-        if count:
+        if self.opens:
+            text = f"enter opens {self.opens} · {count}{more} hit{'s' if count != 1 else ''}"
+        elif count:
             text = f"{count}{more} hit{'s' if count != 1 else ''}" + (f" · {filters}" if filters else "")
+        elif self.app.syncing:
+            text = f"No hits yet for {message.query!r} — still indexing"
         else:
             text = f"No hits for {message.query!r}" + (f" ({filters})" if filters else "")
         self._status(text)
@@ -164,11 +193,15 @@ class SearchPane(Vertical):
         self._rendered_width = hit_list.scrollable_content_region.width
         width = (self._rendered_width or 47) - 1
         keep = hit_list.highlighted
-        hit_list.set_options(
-            Option(hit_prompt(hit, self.shown_query, now, width), id=f"h{i}") for i, hit in enumerate(self.hits)
-        )
-        if keep is not None and self.hits:
-            hit_list.highlighted = min(keep, len(self.hits) - 1)
+        options = [Option(open_prompt(self.opens), id="open")] if self.opens else []
+        options += [Option(hit_prompt(hit, self.shown_query, now, width), id=f"h{i}") for i, hit in enumerate(self.hits)]
+        hit_list.set_options(options)
+        if keep is not None and options:
+            hit_list.highlighted = min(keep, len(options) - 1)
+
+    @property
+    def _offset(self) -> int:
+        return 1 if self.opens else 0
 
     def on_resize(self) -> None:
         hit_list = self.query_one(HitList)
@@ -183,6 +216,7 @@ class SearchPane(Vertical):
     @property
     def selected_hit(self) -> Any | None:
         index = self.query_one(HitList).highlighted
+        index = None if index is None else index - self._offset
         if index is None or not (0 <= index < len(self.hits)):
             return self.hits[0] if self.hits else None
         return self.hits[index]
@@ -190,5 +224,9 @@ class SearchPane(Vertical):
     @on(OptionList.OptionSelected, "#hits")
     def _hit_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        if 0 <= event.option_index < len(self.hits):
-            self.post_message(self.HitChosen(self.hits[event.option_index], self.shown_query))
+        if event.option.id == "open" and self.opens:
+            self.post_message(self.RefChosen(self.opens))
+            return
+        index = event.option_index - self._offset
+        if 0 <= index < len(self.hits):
+            self.post_message(self.HitChosen(self.hits[index], self.shown_query))

@@ -3,7 +3,8 @@
 Rows are options of one :class:`SessionList` (fast for thousands of sessions). A
 chain is a header row (open it to read the whole chain) followed by its numbered
 sessions; ``space`` marks sessions and ``shift+up/down`` extends a range, so ``c``
-copies ``slug#4-5`` and ``enter`` opens just those.
+copies ``slug#4-5`` and ``enter`` opens just those (the status line says what is
+marked). ``left``/``right`` (or ``space`` on the header) fold and unfold a chain.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
@@ -98,7 +100,7 @@ def _when(session: Any, now: datetime) -> Content:
     return live + Content.styled(relative_time(session.last_timestamp, now), "$text-muted")
 
 
-def row_prompt(row: Row, now: datetime, marked: bool, width: int) -> Content:
+def row_prompt(row: Row, now: datetime, marked: bool, width: int, folded: bool = False) -> Content:
     """One option: a chain header (2 lines), a numbered chain member, or a single session."""
     width = max(width, 30)
     if row.kind == "more":
@@ -108,14 +110,15 @@ def row_prompt(row: Row, now: datetime, marked: bool, width: int) -> Content:
         first = row.chain[0]
         live = any(s.is_live for s in row.chain)
         head = Content.assemble(
-            ("▾ ", "$text-muted"),
+            ("▸ " if folded else "▾ ", "$text-muted"),
             (row.slug or "", "bold $text-accent"),
             (f"  {len(row.chain)} sessions", "$text-muted"),
-            (f"  {LIVE} live" if live else "", "bold $text-success"),
         )
+        # the live marker sits with the time (one line at 80 columns, as on session rows)
+        when = Content.styled(f"{LIVE} live  ", "bold $text-success") if live else Content("")
         where = spread(
             Content.assemble("  ", (first.project or "—", "bold"), "  ", (first.agent, "$text-secondary")),
-            Content.styled(relative_time(last.last_timestamp, now), "$text-muted"),
+            when + Content.styled(relative_time(last.last_timestamp, now), "$text-muted"),
             width,
         )
         return Content("\n").join([head, where])
@@ -151,11 +154,20 @@ class SessionList(OptionList):
         Binding("shift+down", "extend(1)", "Extend range", show=False),
         Binding("shift+up", "extend(-1)", "Extend range", show=False),
         Binding("escape", "clear_marks", "Clear marks", show=False),
+        Binding("left", "fold(True)", "Fold chain", show=False),
+        Binding("right", "fold(False)", "Unfold chain", show=False),
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
     ]
+
+    class MarksChanged(Message):
+        """Sessions were marked or unmarked (the pane's status line says which)."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.rows: list[Row] = []
+        self.rows: list[Row] = []  # the visible rows (folded chains show their header only)
+        self.all_rows: list[Row] = []
+        self.folded: set[str] = set()  # slugs of folded chains
         self.marked: set[str] = set()  # session ids, all in one chain
         self.anchor: int | None = None
         self.rendered_width: int | None = None  # the width rows were laid out for
@@ -165,13 +177,23 @@ class SessionList(OptionList):
         index = self.highlighted
         return self.rows[index] if index is not None and 0 <= index < len(self.rows) else None
 
+    def set_rows(self, rows: list[Row], keep: str | None = None) -> None:
+        self.all_rows = rows
+        self.render_rows(keep=keep)
+
     def render_rows(self, keep: str | None = None) -> None:
         now = self.app.now()
         self.rendered_width = self.scrollable_content_region.width
         width = (self.rendered_width or 47) - 1
         old = self.highlighted
+        self.rows = [r for r in self.all_rows if not (r.kind == "session" and r.chain and r.slug in self.folded)]
         self.set_options(
-            Option(row_prompt(row, now, row.kind == "session" and row.session.session_id in self.marked, width), id=row.key)
+            Option(
+                row_prompt(
+                    row, now, row.kind == "session" and row.session.session_id in self.marked, width, row.slug in self.folded
+                ),
+                id=row.key,
+            )
             for row in self.rows
         )
         if not self.rows:
@@ -184,9 +206,34 @@ class SessionList(OptionList):
 
     def _refresh_marks(self) -> None:
         self.render_rows(keep=self.current_row.key if self.current_row else None)
+        self.post_message(self.MarksChanged())
+
+    def action_fold(self, fold: bool) -> None:
+        row = self.current_row
+        if row is None or not row.chain or not row.slug:
+            return
+        if fold == (row.slug in self.folded):
+            return
+        if fold:
+            self.folded.add(row.slug)
+            self.render_rows(keep=f"chain:{row.slug}")
+        else:
+            self.folded.discard(row.slug)
+            self.render_rows(keep=row.key)
+
+    def marked_text(self) -> str:
+        """``2 marked: #4-5`` (empty when nothing is marked)."""
+        numbers = [r.session.session_number for r in self.all_rows if r.kind == "session" and r.session.session_id in self.marked]
+        if not self.marked:
+            return ""
+        which = f"#{compress_numbers(numbers)}" if numbers and all(numbers) else ""
+        return f"{len(self.marked)} marked: {which}".rstrip(": ")
 
     def action_toggle_mark(self) -> None:
         row = self.current_row
+        if row is not None and row.kind == "chain":
+            self.action_fold(row.slug not in self.folded)
+            return
         if row is None or row.kind != "session" or not row.chain:
             self.app.bell()
             return
@@ -218,16 +265,17 @@ class SessionList(OptionList):
         self._refresh_marks()
 
     def action_clear_marks(self) -> None:
-        if self.marked:
-            self.marked = set()
-            self.anchor = None
-            self._refresh_marks()
+        if not self.marked:
+            raise SkipAction()  # esc goes on to the screen (clears the search box)
+        self.marked = set()
+        self.anchor = None
+        self._refresh_marks()
 
     def selection_ref(self) -> str | None:
         """``slug#4-5`` for marked sessions, else the highlighted chain or session."""
         row = self.current_row
         if self.marked:
-            for r in self.rows:
+            for r in self.all_rows:
                 if r.kind == "session" and r.session.session_id in self.marked and r.chain:
                     numbers = [s.session_number for s in r.chain if s.session_id in self.marked]
                     if all(numbers):
@@ -252,6 +300,7 @@ class SessionsPane(Vertical):
         super().__init__(**kwargs)
         self.limit = PAGE
         self.sessions: list[Any] = []
+        self._summary = "Sessions"
 
     def compose(self) -> ComposeResult:
         yield Static("Sessions", id="sessions-status", classes="pane-status")
@@ -284,16 +333,26 @@ class SessionsPane(Vertical):
         rows = group_rows(message.sessions, message.chains)
         if len(message.sessions) >= message.limit:
             rows.append(Row("more"))
-        listing.rows = rows
-        listing.render_rows(keep=keep)
+        listing.set_rows(rows, keep=keep)
         live = sum(1 for s in message.sessions if s.is_live)
         filters = self.app.filters.describe()
-        text = f"{len(message.sessions)}{'+' if len(message.sessions) >= message.limit else ''} sessions"
+        count = len(message.sessions)
+        text = f"{count}{'+' if count >= message.limit else ''} session{'' if count == 1 else 's'}"
         if live:
             text += f" · {live} live"
         if filters:
             text += f" · {filters}"
-        self.query_one("#sessions-status", Static).update(text)
+        self._summary = text
+        self.update_status()
+
+    def update_status(self) -> None:
+        marked = self.session_list.marked_text()
+        self.query_one("#sessions-status", Static).update(f"{marked} · {self._summary}" if marked else self._summary)
+
+    @on(SessionList.MarksChanged)
+    def _marks_changed(self, message: SessionList.MarksChanged) -> None:
+        message.stop()
+        self.update_status()
 
     def on_resize(self) -> None:
         # Rows are laid out for a width; a height change (the search pane above

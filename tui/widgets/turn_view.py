@@ -1,7 +1,11 @@
 """Widgets for reader blocks: session headers, compaction rules, turns and folds.
 
 A :class:`Fold` is a one-line header that builds its body only when first opened,
-so a turn with fifty tool calls costs fifty lines until someone looks inside.
+so a turn with fifty tool calls costs fifty lines until someone looks inside. A
+turn of a real long session holds hundreds of steps (tool calls, answers between
+them): a :class:`TurnView` given a ``limit`` mounts only that many and a
+:class:`MoreSteps` line for the rest, which the reader fills in as it scrolls into
+view, so first paint costs a screenful whatever the turn's size.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from core.words import plural
+
 from ..blocks import Block, Item
 from ..formatting import bounded, clock, highlight, one_line, pretty_input, relative_path, relative_time
 from .sessions_pane import about
 
+ITEM_PAGE = 12  # steps of a turn mounted at a time once it is being read
 PROMPT_CHARS = 4_000
 ANSWER_CHARS = 20_000
 RESULT_CHARS = 4_000
@@ -236,7 +243,7 @@ class SessionHeader(Static):
             ),
             Content.styled(
                 f"  {clock(session.first_timestamp)} → {clock(session.last_timestamp)} · "
-                f"{session.turn_count} turns · {session.session_id[:8]}"
+                f"{plural(session.turn_count, 'turn')} · {session.session_id[:8]}"
                 + (f" · {session.git_branch}" if session.git_branch else ""),
                 "$text-muted",
             ),
@@ -266,14 +273,53 @@ class CompactionRule(Static):
         self.block = block
 
 
-class TurnView(Vertical):
-    """One turn: who asked what, when; then the answer, tools and folds in order."""
+class MoreSteps(Static):
+    """``▼ 107 more steps in this turn``: its turn mounts them on click or in view."""
 
-    def __init__(self, block: Block, now: datetime, terms: list[str]) -> None:
+    async def on_click(self, event: Any) -> None:
+        event.stop()
+        turn = self.parent
+        if isinstance(turn, TurnView):
+            await turn.show_more()
+
+
+class TurnView(Vertical):
+    """One turn: who asked what, when; then the answer, tools and folds in order.
+
+    ``limit`` mounts only the first that many steps (None: all of them).
+    """
+
+    def __init__(self, block: Block, now: datetime, terms: list[str], limit: int | None = None) -> None:
         super().__init__(classes="turn" if block.kind == "turn" else "turn preamble")
         self.block = block
         self._now = now
         self._terms = terms
+        self.shown = len(block.items) if limit is None else min(limit, len(block.items))
+
+    @property
+    def has_more(self) -> bool:
+        return self.shown < len(self.block.items)
+
+    def _more_text(self) -> Content:
+        left = len(self.block.items) - self.shown
+        return Content.styled(f"▼ {plural(left, 'more step')} in this turn (scroll on or click)", "$text-muted")
+
+    async def show_more(self, count: int = ITEM_PAGE) -> None:
+        """Mount the next ``count`` steps above the :class:`MoreSteps` line."""
+        if not self.has_more:
+            return
+        start, end = self.shown, min(len(self.block.items), self.shown + count)
+        self.shown = end
+        cwd = self.block.session.cwd
+        widgets = [w for item in self.block.items[start:end] if (w := item_widget(item, self._terms, cwd)) is not None]
+        more = self.query(MoreSteps)
+        if widgets:
+            await self.mount_all(widgets, before=more.first() if more else None)
+        if more:
+            if self.has_more:
+                more.first().update(self._more_text())
+            else:
+                await more.first().remove()
 
     def compose(self) -> ComposeResult:
         block = self.block
@@ -293,10 +339,12 @@ class TurnView(Vertical):
             )
             if block.prompt.strip():
                 yield Static(highlight(bounded(block.prompt, PROMPT_CHARS), self._terms), classes="prompt")
-        for item in block.items:
+        for item in block.items[: self.shown]:
             widget = item_widget(item, self._terms, block.session.cwd)
             if widget is not None:
                 yield widget
+        if self.has_more:
+            yield MoreSteps(self._more_text(), classes="more-steps")
 
     def set_folds(self, expanded: bool) -> None:
         for fold in self.query(Fold):
@@ -307,9 +355,9 @@ class TurnView(Vertical):
         return any(f.expanded for f in self.query(Fold))
 
 
-def block_widget(block: Block, now: datetime, terms: list[str]) -> Widget:
+def block_widget(block: Block, now: datetime, terms: list[str], limit: int | None = None) -> Widget:
     if block.kind == "session":
         return SessionHeader(block, now)
     if block.kind == "compaction":
         return CompactionRule(block, now)
-    return TurnView(block, now, terms)
+    return TurnView(block, now, terms, limit)
