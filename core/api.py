@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import handoff, snippets
+from . import handoff, snippets, usage
 from .catalog import CatalogError
 from .chains import parse_session_range
 from .config import Config
@@ -551,6 +551,22 @@ class Archive:
             "first_activity": info.first_timestamp,
             "last_activity": info.last_timestamp,
         }
+
+    # --- token usage (core.usage does the work) -----------------------------------------
+
+    def usage_report(self, *, by: str = "day", date_from: str | None = None, date_to: str | None = None,
+                     project: str | None = None, agent: str | None = None) -> usage.UsageReport:
+        lib = self.library
+        records = usage.catalog_records(self.catalog, lib.generation)
+        owners = usage.owners(self.catalog.files(("file_id", "agent", "session_id", "project_key")), lib.sessions)
+        return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent)
+
+    def session_usage(self, ref: str) -> usage.Totals:
+        """Tokens and estimated cost of one session (a chain's latest), its subagents included."""
+        info = self.one_session(ref)
+        lib = self.library
+        files = [f.file_id for f in lib.session_files.get(info.session_id, ())]
+        return usage.session_totals(usage.catalog_records(self.catalog, lib.generation), files)
 
     # --- handoff -----------------------------------------------------------------------
 

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 5
+from .usage import CATALOG_SCHEMA as USAGE_SCHEMA
+
+SCHEMA_VERSION = 6  # 6: token usage per API response (core.usage)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -77,7 +79,7 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, turn, part);
 CREATE TABLE IF NOT EXISTS tombstones(doc_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NULL);
-"""
+""" + USAGE_SCHEMA
 
 FILE_COLUMNS = (
     "file_id", "path", "agent", "kind", "project_key", "order_key", "session_id", "size",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .index.postings import Postings, count_terms
 from .index.segment import Segment, build_from_coo, save_segment
-from .model import FileMeta
+from .model import FileMeta, Usage
 from .sources import SourceFile, get_source
 from .timeutil import parse_ts
 from .tokenize import default_tokenizer
@@ -82,6 +82,7 @@ class JobOutput:
     state_blob: bytes = b""
     error: str | None = None
     missing: bool = False
+    usage: list[Usage] = field(default_factory=list)  # token usage of the responses read
 
 
 def run_job(job: Job) -> JobOutput:
@@ -101,6 +102,7 @@ def run_job(job: Job) -> JobOutput:
         return _failed(job, stat, f"{type(exc).__name__}: {exc}")
     entries = result.entries
     meta = result.meta
+    usage = result.usage  # kept whole: a replayed response shares its key and is counted once
     if job.exclude is not None and job.exclude.shape[0]:
         excluded = set(job.exclude.tolist())
         entries = [e for e in entries if not (e.uuid and uuid_hash(e.uuid) in excluded)]
@@ -138,6 +140,7 @@ def run_job(job: Job) -> JobOutput:
         meta_json=meta_json,
         state_blob=state_blob,
         error=result.error,
+        usage=usage,
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..config import Config
-from ..model import Entry, FileMeta
+from ..model import Entry, FileMeta, Usage
 
 # A file's role inside its session.
 MAIN = "main"  # the session's own transcript (listed as a session)
@@ -45,7 +45,9 @@ class ReadResult:
     opaque to the indexer and handed back on the next read (msgspec-serializable
     values only). ``summaries`` are (leaf uuid, text) pairs that may describe
     another session (Claude's ``summary`` records); ``uuids`` are the record uuids
-    seen, used to link continued sessions.
+    seen, used to link continued sessions. ``usage`` holds the token usage of the
+    API responses read (:class:`~core.model.Usage`; agents that record none leave
+    it empty).
     """
 
     entries: list[Entry]
@@ -57,6 +59,7 @@ class ReadResult:
     summaries: list[tuple[str, str]] = field(default_factory=list)
     uuids: list[str] = field(default_factory=list)
     error: str | None = None
+    usage: list[Usage] = field(default_factory=list)
 
 
 class Source(Protocol):

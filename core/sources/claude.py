@@ -21,8 +21,9 @@ import msgspec
 
 from ..config import Config
 from ..jsonl import iter_blocks
-from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..model import COMPACTION_TEXT, Entry, FileMeta, Usage
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
+from .usage_fields import claude_usage
 from .claude_records import (
     WANTED_TYPES,
     Body,
@@ -229,6 +230,7 @@ class _FileReader:
         self.meta: dict[str, Any] = dict(state.get("meta", {}))
         self.aliases: list[str] = list(self.meta.pop("aliases", ()))
         self.pending_compaction = False
+        self.usage: list[Usage] = []
 
     def feed(self, line: bytes, entry_index: int) -> None:
         if is_ignorable(line) or not line.strip():
@@ -269,6 +271,8 @@ class _FileReader:
                 # that record does not make it a continuation)
                 self.uuids.append(uuid)
         self._note_meta(record, timed=not record.isMeta)
+        if kind == "assistant" and record.message is not None:
+            self._note_usage(record, record.message)
         if kind == "system":
             if record.subtype == "compact_boundary":
                 self._add(record, entry_index, "system", "compaction", COMPACTION_TEXT)
@@ -303,6 +307,14 @@ class _FileReader:
                 meta["first_timestamp"] = ts
             if not meta.get("last_timestamp") or ts > meta["last_timestamp"]:
                 meta["last_timestamp"] = ts
+
+    def _note_usage(self, record: Record, body: Body) -> None:
+        found = claude_usage(
+            raw_to_obj(body.usage), message_id=body.id, request_id=record.requestId,
+            model=body.model, timestamp=record.timestamp, uuid=record.uuid,
+        )
+        if found is not None:
+            self.usage.append(found)
 
     def _add(self, record: Record, entry_index: int, role: str, kind: str, text: str, **extra) -> None:
         self.entries.append(
@@ -432,4 +444,5 @@ class _FileReader:
             state=state,
             summaries=self.summaries,
             uuids=self.uuids,
+            usage=self.usage,
         )

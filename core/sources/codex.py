@@ -42,7 +42,8 @@ import msgspec
 
 from ..config import Config
 from ..jsonl import iter_lines
-from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..model import COMPACTION_TEXT, Entry, FileMeta, Usage
+from .usage_fields import codex_usage
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "codex"
@@ -276,6 +277,7 @@ class _Parser(EntryCollector):
     def __init__(self, st: _State, sidechain: bool, full: bool) -> None:
         super().__init__(sidechain)
         self.st, self.full = st, full
+        self.usage: list[Usage] = []
 
     def feed(self, records: list[Record]) -> list[Entry]:
         for index, rec in records:
@@ -312,6 +314,8 @@ class _Parser(EntryCollector):
     def _on_turn_context(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         if not self.st.meta.get("cwd") and _str(p.get("cwd")):
             self.st.meta["cwd"] = p["cwd"]
+        if _str(p.get("model")):
+            self.st.meta["model"] = p["model"]  # what the next token_count events bill
 
     def _on_compacted(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         self._add("system", "compaction", COMPACTION_TEXT, ts, index)
@@ -349,7 +353,11 @@ class _Parser(EntryCollector):
 
     def _on_event_msg(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         etype = p.get("type")
-        if etype == "thread_name_updated":
+        if etype == "token_count":
+            found = codex_usage(p.get("info"), model=self.st.meta.get("model"), timestamp=ts)
+            if found is not None:
+                self.usage.append(found)
+        elif etype == "thread_name_updated":
             if _str(p.get("thread_name") or p.get("name")):
                 self.st.meta["title"] = p.get("thread_name") or p.get("name")
         elif etype == "context_compacted":
@@ -540,7 +548,8 @@ class CodexSource:
         if offset and kinds & set(st.fallback):  # events stood in for records that now exist
             return self.read(file, full_text=full_text)
         st.primary = sorted(set(st.primary) | kinds)
-        entries = _Parser(st, file.kind == SUBAGENT, full_text).feed(records)
+        parser = _Parser(st, file.kind == SUBAGENT, full_text)
+        entries = parser.feed(records)
         entries = self._drop_copied(entries, st, file, full_text, first=not offset)
         return ReadResult(
             entries=entries,
@@ -549,6 +558,7 @@ class CodexSource:
             skipped=skipped,
             replace=not offset,
             state=st.dump(),
+            usage=parser.usage,
         )
 
     def parse_all(self, path: Path, full_text: bool = False) -> list[Entry]:

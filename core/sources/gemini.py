@@ -41,7 +41,8 @@ import msgspec
 
 from ..config import Config
 from ..jsonl import iter_lines
-from ..model import Entry, FileMeta
+from ..model import Entry, FileMeta, Usage
+from .usage_fields import gemini_usage
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "gemini"
@@ -115,6 +116,7 @@ class _Builder(EntryCollector):
         self.full = full
         super().__init__(sidechain)
         self.first_prompt: str | None = None
+        self.usage: list[Usage] = []
 
     def message(self, msg: dict[str, Any], index: int) -> None:
         mtype = msg.get("type")
@@ -124,6 +126,9 @@ class _Builder(EntryCollector):
             self._user(msg, ts, uid, index)
         elif mtype in ("gemini", "model", "assistant"):
             self._gemini(msg, ts, uid, index)
+            found = gemini_usage(msg.get("tokens"), message_id=uid, model=msg.get("model"), timestamp=ts)
+            if found is not None:
+                self.usage.append(found)
         else:
             text = parts_text(msg.get("content"))
             if text:
@@ -334,6 +339,7 @@ class GeminiSource:
             skipped=skipped,
             replace=True,
             state={},
+            usage=builder.usage,
         )
 
     def _meta(self, file: SourceFile, meta: dict[str, Any], builder: _Builder) -> FileMeta:
