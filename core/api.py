@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import handoff, snippets, usage
+from . import handoff, resume, snippets, usage
 from .catalog import CatalogError
 from .chains import parse_session_range
 from .config import Config
@@ -567,6 +567,11 @@ class Archive:
         lib = self.library
         files = [f.file_id for f in lib.session_files.get(info.session_id, ())]
         return usage.session_totals(usage.catalog_records(self.catalog, lib.generation), files)
+
+    def resume_plan(self, ref: str) -> resume.ResumePlan:
+        """The command that resumes ``ref`` in its agent (core.resume)."""
+        resolved = self.resolve(ref)
+        return resume.plan(resume.pick_session(ref, resolved.sessions, resolved.single))
 
     # --- handoff -----------------------------------------------------------------------
 

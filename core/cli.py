@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from . import cli_after
 from .config import Config
 from .errors import BadInput, RelayError
 from .views import Progress, turn_to_dict
@@ -91,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", default=None, help="bearer token (required off loopback)")
+
+    cli_after.add_parsers(sub, common)  # resume, export, usage
 
     p = sub.add_parser("sync", parents=[common], help="push parsed sessions to a team PostgreSQL store")
     p.add_argument("--to", dest="target", required=False, metavar="URL")
@@ -306,7 +309,7 @@ def _print_overview(config: Config) -> int:
 
 COMMANDS = {
     "search": cmd_search, "list": cmd_list, "show": cmd_show, "index": cmd_index, "tag": cmd_tag,
-    "mcp": cmd_mcp, "serve": cmd_serve, "sync": cmd_sync,
+    "mcp": cmd_mcp, "serve": cmd_serve, "sync": cmd_sync, **cli_after.COMMANDS,
 }
 
 
