@@ -550,23 +550,30 @@ class Archive:
             "tool_calls_by_name": dict(sorted(tools.items(), key=lambda kv: -kv[1])),
             "first_activity": info.first_timestamp,
             "last_activity": info.last_timestamp,
+            "usage": self.session_usage(info.session_id).to_dict(),
         }
 
-    # --- token usage (core.usage does the work) -----------------------------------------
+    # --- token usage and resuming (core.usage, core.resume do the work) --------------------
+
+    def _usage_source(self) -> tuple[list[usage.Record], dict[int, usage.Owner]]:
+        """Each API response once, and who owns each file (the team view reads its store)."""
+        lib = self.library
+        owners = usage.owners(self.catalog.files(("file_id", "agent", "session_id", "project_key")), lib.sessions)
+        return usage.catalog_records(self.catalog, lib.generation), owners
 
     def usage_report(self, *, by: str = "day", date_from: str | None = None, date_to: str | None = None,
                      project: str | None = None, agent: str | None = None) -> usage.UsageReport:
-        lib = self.library
-        records = usage.catalog_records(self.catalog, lib.generation)
-        owners = usage.owners(self.catalog.files(("file_id", "agent", "session_id", "project_key")), lib.sessions)
+        records, owners = self._usage_source()
         return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent)
 
+    def sessions_usage(self, session_ids: Iterable[str]) -> dict[str, usage.Totals]:
+        """Tokens and estimated cost per session (its subagents included)."""
+        records, owners = self._usage_source()
+        return usage.by_session(records, owners, session_ids)
+
     def session_usage(self, ref: str) -> usage.Totals:
-        """Tokens and estimated cost of one session (a chain's latest), its subagents included."""
         info = self.one_session(ref)
-        lib = self.library
-        files = [f.file_id for f in lib.session_files.get(info.session_id, ())]
-        return usage.session_totals(usage.catalog_records(self.catalog, lib.generation), files)
+        return self.sessions_usage([info.session_id])[info.session_id]
 
     def resume_plan(self, ref: str) -> resume.ResumePlan:
         """The command that resumes ``ref`` in its agent (core.resume)."""

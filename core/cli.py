@@ -168,7 +168,7 @@ def cmd_list(args) -> int:
             date_to=args.date_to, tags=args.tags, limit=args.limit, offset=args.offset,
         )
         if args.json:
-            _print_json({"sessions": [s.to_dict() for s in sessions]})
+            _print_json({"sessions": cli_after.sessions_with_usage(archive, sessions)})
             return 0
         if not sessions:
             print("No sessions found.", file=sys.stderr)

@@ -91,6 +91,12 @@ def cmd_usage(args) -> int:
     return 0
 
 
+def sessions_with_usage(archive, sessions) -> list[dict]:
+    """``list --json``'s sessions, each with its token usage and estimated cost."""
+    totals = archive.sessions_usage([s.session_id for s in sessions])
+    return [{**s.to_dict(), "usage": totals[s.session_id].to_dict()} for s in sessions]
+
+
 def format_report(report: UsageReport) -> str:
     """A plain table: one row per group, then the total and what the cost means."""
     head = (report.by, "input", "output", "cache write", "cache read", "total", "est. cost")

@@ -417,7 +417,8 @@ def build_server(archive: Archive) -> MCPServer:
 
     @tool
     def get_session_statistics(session_id: Ref, user: User = None) -> SessionStatistics:
-        """Counts for one session (turns, messages, tool calls by name, first/last activity)."""
+        """Counts for one session (turns, messages, tool calls by name, first/last activity) and its
+        token usage with an estimated cost (list API prices; an estimate, not a bill)."""
         with _readable_errors(archive):
             return SessionStatistics.model_validate(archive.session_statistics(_scoped(archive, session_id, user)))
 

@@ -214,13 +214,15 @@ def human(n: int) -> str:
     return str(n)
 
 
-def session_totals(records: Iterable[Record], file_ids: Iterable[int]) -> Totals:
-    wanted = set(file_ids)
-    totals = Totals()
+def by_session(records: Iterable[Record], files: Mapping[int, Owner], session_ids: Iterable[str]) -> dict[str, Totals]:
+    """Totals for each of ``session_ids`` (every file of the session: its subagents too)."""
+    out = {sid: Totals() for sid in session_ids}
     for r in records:
-        if r.file_id in wanted:
+        owner = files.get(r.file_id)
+        totals = out.get(owner.session_id) if owner is not None and owner.session_id else None
+        if totals is not None:
             totals.add(r)
-    return totals
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,10 @@ running total; Gemini messages' ``tokens``, one per message id.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import subprocess
 import sys
 from collections import defaultdict
@@ -129,3 +132,133 @@ def test_usage_totals_equal_an_independent_count_of_the_real_transcripts(tmp_pat
         # a second sync over unchanged files changes nothing
         archive.sync()
         assert {n: t.total for n, t in archive.usage_report(by="agent").rows} == {n: sum(v[:4]) for n, v in expected.items()}
+
+
+# --- one response written on several records; unknown models; grouping --------------------
+
+SCRIPT = Path(sys.executable).with_name("relay-search")
+SID = "dddddddd-1111-4222-8333-444444444444"
+
+
+def _claude_record(n: int, *, out: int, mid: str = "msg_1", rid: str = "req_1", model: str = "claude-sonnet-4-5-20250929", day: int = 1) -> str:
+    return json.dumps({
+        "type": "assistant", "uuid": f"u{n}", "parentUuid": f"u{n - 1}" if n else None, "sessionId": SID,
+        "timestamp": f"2026-10-{day:02d}T10:00:0{n}.000Z", "cwd": "/home/t/work/usage", "requestId": rid,
+        "message": {"id": mid, "role": "assistant", "model": model, "content": [{"type": "text", "text": f"part {n}"}],
+                    "usage": {"input_tokens": 10, "output_tokens": out, "cache_creation_input_tokens": 1000,
+                              "cache_read_input_tokens": 20000}},
+    })  # fmt: skip
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """One Claude session (a response on three records, output growing as it streamed,
+    then a second response a month later) and a Codex session on a model with no price."""
+    from core.fixtures.codex import CodexRollout, codex_id
+
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-home-t-work-usage"
+    project.mkdir(parents=True)
+    prompt = json.dumps({"type": "user", "uuid": "p0", "sessionId": SID, "timestamp": "2026-10-01T09:59:59.000Z",
+                         "cwd": "/home/t/work/usage", "message": {"role": "user", "content": "count my tokens"}})
+    lines = [prompt, _claude_record(1, out=8), _claude_record(2, out=167), _claude_record(3, out=40),
+             _claude_record(4, out=5, mid="msg_2", rid="req_2", day=31)]
+    (project / f"{SID}.jsonl").write_text("\n".join(lines) + "\nnot json at all\n")
+    rollout = CodexRollout(home / ".codex", codex_id(9), cwd="/home/t/work/other")
+    rollout.user("hi").assistant("hello").turn_context(model="mystery-model-1")
+    rollout.event({"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": 500, "cached_input_tokens": 200, "output_tokens": 50, "total_tokens": 550},
+        "last_token_usage": {"input_tokens": 500, "cached_input_tokens": 200, "output_tokens": 50, "total_tokens": 550}}})
+    rollout.event({"type": "token_count", "info": {  # Codex repeats an event with unchanged totals
+        "total_token_usage": {"input_tokens": 500, "cached_input_tokens": 200, "output_tokens": 50, "total_tokens": 550},
+        "last_token_usage": {"input_tokens": 500, "cached_input_tokens": 200, "output_tokens": 50, "total_tokens": 550}}})
+    return home
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    proc = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+def test_a_response_on_several_records_counts_once_with_its_final_output(small: Path) -> None:
+    proc = cli(small, "usage", "--by", "model", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    rows = {r["group"]: r for r in data["rows"]}
+    sonnet = rows["claude-sonnet-4-5-20250929"]
+    assert (sonnet["responses"], sonnet["output_tokens"], sonnet["input_tokens"]) == (2, 167 + 5, 20)
+    assert sonnet["cache_creation_tokens"] == 2000 and sonnet["cache_read_tokens"] == 40000
+    want = cost("claude-sonnet-4-5-20250929", 20, 172, 2000, 40000)
+    assert want is not None and sonnet["estimated_cost_usd"] == round(want, 4)
+    # no price for this model: its tokens are shown, with no cost
+    mystery = rows["mystery-model-1"]
+    assert (mystery["input_tokens"], mystery["cache_read_tokens"], mystery["output_tokens"]) == (300, 200, 50)
+    assert mystery["responses"] == 1 and mystery["estimated_cost_usd"] is None
+    assert data["total"]["unpriced_models"] == ["mystery-model-1"]
+    assert data["total"]["estimated_cost_usd"] == round(want, 4)
+    assert "estimate" in data["note"] and data["prices_as_of"]
+
+
+def test_usage_groups_by_day_week_month_project_and_session_with_date_filters(small: Path) -> None:
+    def groups(*args: str) -> dict[str, int]:
+        proc = cli(small, "usage", *args, "--json")
+        assert proc.returncode == 0, proc.stderr
+        return {r["group"]: r["total_tokens"] for r in json.loads(proc.stdout)["rows"]}
+
+    first, second = 10 + 167 + 21000, 10 + 5 + 21000
+    codex_day = groups("--by", "day", "--agent", "codex")
+    assert list(codex_day.values()) == [550]
+    assert groups("--by", "day", "--agent", "claude") == {"2026-10-01": first, "2026-10-31": second}
+    assert groups("--by", "month", "--agent", "claude") == {"2026-10": first + second}
+    assert groups("--by", "week", "--agent", "claude") == {"2026-W40": first, "2026-W44": second}
+    assert groups("--by", "day", "--agent", "claude", "--from", "2026-10-02") == {"2026-10-31": second}
+    assert groups("--by", "day", "--agent", "claude", "--to", "2026-10-01") == {"2026-10-01": first}
+    assert groups("--by", "project") == {"usage": first + second, "other": 550}
+    assert groups("--by", "session", "--agent", "claude") == {SID: first + second}
+    bad = cli(small, "usage", "--from", "last tuesday")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1
+
+
+def test_usage_table_labels_the_cost_an_estimate_and_names_unpriced_models(small: Path) -> None:
+    proc = cli(small, "usage", "--by", "model")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:2] == ["model", "input"] and "est. cost" in lines[0]
+    mystery = next(line for line in lines if line.startswith("mystery-model-1"))
+    assert mystery.rstrip().endswith("—")
+    assert any(line.startswith("TOTAL") for line in lines)
+    assert "an estimate, not a bill" in proc.stdout and "No price known for: mystery-model-1" in proc.stdout
+
+
+def test_list_json_and_session_statistics_carry_the_session_usage(small: Path) -> None:
+    proc = cli(small, "list", "--json")
+    sessions = {s["session_id"]: s for s in json.loads(proc.stdout)["sessions"]}
+    assert sessions[SID]["usage"]["total_tokens"] == 10 + 167 + 21000 + 10 + 5 + 21000
+    assert sessions[SID]["usage"]["responses"] == 2
+
+
+async def test_get_session_statistics_returns_tokens_and_estimated_cost(small: Path) -> None:
+    from mcp.client import Client
+
+    from core.mcp_server import build_server
+
+    from .support import open_archive
+
+    archive = open_archive(small)
+    try:
+        async with Client(build_server(archive), raise_exceptions=True) as c:
+            result = await c.call_tool("get_session_statistics", {"session_id": SID[:8]})
+        stats = result.structured_content
+        assert stats["usage"]["total_tokens"] == 42192 and stats["usage"]["responses"] == 2
+        assert stats["usage"]["estimated_cost_usd"] == round(cost("claude-sonnet-4-5-20250929", 20, 172, 2000, 40000), 4)
+    finally:
+        archive.close()
+
+
+def test_price_table_matches_families_and_dated_ids_but_not_unknown_versions() -> None:
+    assert price_for("claude-sonnet-4-5-20250929") == price_for("claude-sonnet-4")
+    assert price_for("claude-opus-4-1-20250805").input == 15.0 and price_for("claude-opus-4-6").input == 5.0
+    assert price_for("gpt-5.5") is None and price_for("aide-gpt-5") is None and price_for(None) is None
+    assert cost("mystery", 1, 1, 1, 1) is None
