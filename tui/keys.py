@@ -37,6 +37,9 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("d", "d", "Date", "filter('date')", "Filter by date (today, 7 days, 30 days)", show=False),
     Key("T", "T", "Tag filter", "filter('tag')", "Filter by tag", show=False),
     Key("x", "x", "Clear filters", "clear_filters", "Clear all filters", show=False),
+    Key("r", "r", "Resume", "resume", "Show and copy the command that resumes the session in its agent"),
+    Key("E", "E", "Export", "export", "Export the selected session, range or turn to a file (md, html, json)"),
+    Key("u", "u", "Usage", "usage", "Token usage and estimated cost by day, week, month, project, model or session", show=False),
     Key("t", "t", "Tag", "tag", "Tag the selected session (stored by relay-search, never in transcripts)"),
     Key("question_mark", "?", "Help", "help", "Show every key"),
 )

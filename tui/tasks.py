@@ -16,12 +16,15 @@ from .messages import (
     ChoicesLoaded,
     ConversationLoaded,
     Copied,
+    ExportDone,
+    ResumeReady,
     SearchFinished,
     SessionCount,
     SessionsLoaded,
     StatsUpdated,
     TagsLoaded,
     TagsSaved,
+    UsageLoaded,
 )
 
 SEARCH_LIMIT = 25  # hits in the live list: a few screens; each one rendered costs keystroke latency
@@ -103,6 +106,10 @@ def load_conversation(
     sessions = list(resolved.sessions)
     streams = [archive.session_messages(s.session_id) for s in sessions]
     blocks = build_blocks(sessions, streams)
+    usage = archive.sessions_usage([s.session_id for s in sessions])
+    for block in blocks:
+        if block.kind == "session":
+            block.usage = usage[block.session_id].short()
     target = None
     if focus_turn is not None:
         target = find_turn(blocks, focus_turn[0], focus_turn[1])
@@ -168,6 +175,31 @@ def copy_content(archive: Any, ref: str, app: Any) -> Copied:
     text = archive.content_markdown(ref)
     how, detail = copy_text(app, text)
     return Copied(what=f"content of {ref}", text=text, how=how, detail=detail)
+
+
+def resume_command(archive: Any, ref: str, app: Any) -> ResumeReady:
+    """The command resuming ``ref``'s session, put on the clipboard."""
+    plan = archive.resume_plan(ref)
+    if plan.command is None:
+        return ResumeReady(ref=ref, command=None, note=plan.reason)
+    how, detail = copy_text(app, plan.command)
+    return ResumeReady(ref=ref, command=plan.command, note=plan.reason, how=how, detail=detail)
+
+
+def export(archive: Any, ref: str, fmt: str, cwd: Any, roots: list[Any]) -> ExportDone:
+    """Export ``ref`` to a file in ``cwd`` (never into the transcript folders)."""
+    from core import export as exporting
+    from core.errors import RelayError
+
+    try:
+        done = exporting.export(archive, ref, fmt=fmt, cwd=cwd, transcript_roots=roots)
+    except RelayError as exc:
+        return ExportDone(ref=ref, description="", error=str(exc))
+    return ExportDone(ref=ref, description=done.describe())
+
+
+def usage_report(archive: Any, by: str) -> UsageLoaded:
+    return UsageLoaded(report=archive.usage_report(by=by))
 
 
 def _all_sessions(archive: Any, **filters: Any) -> list[Any]:

@@ -26,16 +26,17 @@ class PickScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, values: list[str], kind: str) -> None:
+    def __init__(self, title: str, values: list[str], kind: str, *, clear: bool = True) -> None:
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.values = values
         self.kind = kind
+        self.clear = clear  # offer "(all — clear this filter)" first (filters do; other picks don't)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(self.title_text, classes="dialog-title")
-            options = [Option("(all — clear this filter)", id="__all__")]
+            options = [Option("(all — clear this filter)", id="__all__")] if self.clear else []
             options += [Option(value, id=f"v{i}") for i, value in enumerate(self.values)]
             if not self.values:
                 options.append(Option("nothing to choose from yet", disabled=True))
@@ -51,7 +52,7 @@ class PickScreen(ModalScreen[str | None]):
         if event.option.id == "__all__":
             self.dismiss(ANY)
         else:
-            self.dismiss(self.values[event.option_index - 1])
+            self.dismiss(self.values[event.option_index - (1 if self.clear else 0)])
 
     def action_cancel(self) -> None:
         self.dismiss(None)

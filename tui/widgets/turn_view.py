@@ -236,11 +236,14 @@ class SessionHeader(Static):
             ),
             Content.styled(
                 f"  {clock(session.first_timestamp)} → {clock(session.last_timestamp)} · "
-                f"{session.turn_count} turns · {session.session_id[:8]}"
+                f"{session.turn_count} turns"
                 + (f" · {session.git_branch}" if session.git_branch else ""),
                 "$text-muted",
             ),
+            Content.styled(f"  {session.session_id} · {session.cwd or 'directory not recorded'}", "$text-muted"),
         ]
+        if block.usage:
+            lines.append(Content.styled(f"  {block.usage}", "$text-muted"))
         text = about(session)
         if text:
             lines.append(Content.styled("  " + one_line(text, 200), "italic"))
