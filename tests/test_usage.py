@@ -262,3 +262,30 @@ def test_price_table_matches_families_and_dated_ids_but_not_unknown_versions() -
     assert price_for("claude-opus-4-1-20250805").input == 15.0 and price_for("claude-opus-4-6").input == 5.0
     assert price_for("gpt-5.5") is None and price_for("aide-gpt-5") is None and price_for(None) is None
     assert cost("mystery", 1, 1, 1, 1) is None
+
+
+def test_a_forked_codex_session_counts_the_copied_responses_once(tmp_path: Path) -> None:
+    from core.fixtures.codex import CodexRollout, codex_id
+
+    from .support import open_archive
+
+    home = tmp_path / "home"
+
+    def spend(rollout: CodexRollout, running: int, last: int) -> None:
+        rollout.event({"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": running, "output_tokens": 10, "total_tokens": running + 10},
+            "last_token_usage": {"input_tokens": last, "output_tokens": 10, "total_tokens": last + 10}}})
+
+    parent = CodexRollout(home / ".codex", codex_id(20))
+    parent.user("first").assistant("one")
+    spend(parent, 100, 100)
+    parent.user("second").assistant("two")
+    spend(parent, 250, 150)
+    fork = CodexRollout(home / ".codex", codex_id(21), forked_from=codex_id(20))
+    fork.copy_history(parent).user("mine").assistant("three")  # the parent's events come along
+    spend(fork, 450, 200)
+    with open_archive(home) as archive:
+        report = archive.usage_report(by="session")
+        assert report.total.responses == 3 and report.total.input == 450
+        per_session = archive.sessions_usage([codex_id(20), codex_id(21)])
+        assert per_session[codex_id(20)].input == 250 and per_session[codex_id(21)].input == 200
