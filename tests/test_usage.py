@@ -96,12 +96,20 @@ def independent_count(claude: list[Path], codex: list[Path], gemini: list[Path])
     out["claude"] = [sum(col) for col in zip(*responses.values())] + [len(responses)]
     events: dict[tuple, list[int]] = {}
     for path in codex:
+        before: dict = {}  # the running total of the file's previous event
         for r in _lines(path):
             p = r.get("payload") if isinstance(r, dict) else None
             info = p.get("info") if isinstance(p, dict) and p.get("type") == "token_count" else None
-            if not isinstance(info, dict) or not isinstance(info.get("last_token_usage"), dict):
+            if not isinstance(info, dict):
                 continue
-            last, total = info["last_token_usage"], info.get("total_token_usage") or {}
+            total = info.get("total_token_usage") if isinstance(info.get("total_token_usage"), dict) else {}
+            last = info.get("last_token_usage")
+            if not isinstance(last, dict):  # older rollouts: only the running total, count its growth
+                last = {k: max(0, _int(v) - _int(before.get(k))) for k, v in total.items()}
+                if not total or not any(last.values()):
+                    before = total or before
+                    continue
+            before = total or before
             key = tuple(_int(total.get(k)) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens"))
             cached = _int(last.get("cached_input_tokens"))
             events[key] = [max(0, _int(last.get("input_tokens")) - cached), _int(last.get("output_tokens")), 0, cached]
@@ -289,3 +297,25 @@ def test_a_forked_codex_session_counts_the_copied_responses_once(tmp_path: Path)
         assert report.total.responses == 3 and report.total.input == 450
         per_session = archive.sessions_usage([codex_id(20), codex_id(21)])
         assert per_session[codex_id(20)].input == 250 and per_session[codex_id(21)].input == 200
+
+
+def test_codex_events_with_only_the_running_total_count_its_growth(tmp_path: Path) -> None:
+    from core.fixtures.codex import CodexRollout, codex_id
+
+    from .support import open_archive
+
+    home = tmp_path / "home"
+    rollout = CodexRollout(home / ".codex", codex_id(30))
+
+    def running(inp: int, cached: int, out: int) -> None:
+        rollout.event({"type": "token_count", "info": {"total_token_usage": {
+            "input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out, "total_tokens": inp + out}}})
+
+    rollout.user("one").assistant("1")
+    running(1000, 0, 50)
+    rollout.user("two").assistant("2")
+    running(2500, 900, 80)
+    running(2500, 900, 80)  # repeated: nothing new
+    with open_archive(home) as archive:
+        totals = archive.session_usage(codex_id(30))
+    assert (totals.responses, totals.input, totals.cache_read, totals.output) == (2, 1600, 900, 80)

@@ -354,9 +354,12 @@ class _Parser(EntryCollector):
     def _on_event_msg(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         etype = p.get("type")
         if etype == "token_count":
-            found = codex_usage(p.get("info"), model=self.st.meta.get("model"), timestamp=ts)
+            info = p.get("info")
+            found = codex_usage(info, model=self.st.meta.get("model"), timestamp=ts, previous=self.st.meta.get("token_total"))
             if found is not None:
                 self.usage.append(found)
+            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+                self.st.meta["token_total"] = info["total_token_usage"]
         elif etype == "thread_name_updated":
             if _str(p.get("thread_name") or p.get("name")):
                 self.st.meta["title"] = p.get("thread_name") or p.get("name")

@@ -44,17 +44,24 @@ def claude_usage(usage: Any, *, message_id: Any, request_id: Any, model: Any, ti
     )
 
 
-def codex_usage(info: Any, *, model: Any, timestamp: str | None) -> Usage | None:
+def codex_usage(info: Any, *, model: Any, timestamp: str | None, previous: Any = None) -> Usage | None:
     """A Codex ``event_msg``/``token_count`` event's ``info``.
 
     ``last_token_usage`` is the response's own usage; ``input_tokens`` includes
     ``cached_input_tokens`` and ``output_tokens`` includes reasoning. Codex
     repeats a token_count event with unchanged totals, and a fork copies its
     parent's events: the running ``total_token_usage`` identifies the response.
+    Events with only the running total (older rollouts) count the growth since
+    ``previous`` (the running total of the file's event before).
     """
     if not isinstance(info, dict):
         return None
     last, total = info.get("last_token_usage"), info.get("total_token_usage")
+    if not isinstance(last, dict) and isinstance(total, dict):
+        before = previous if isinstance(previous, dict) else {}
+        last = {k: max(0, _n(total.get(k)) - _n(before.get(k))) for k in total}
+        if not any(last.values()):
+            return None  # the same total again: nothing new was spent
     if not isinstance(last, dict):
         return None
     cached = _n(last.get("cached_input_tokens"))
