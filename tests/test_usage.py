@@ -319,3 +319,21 @@ def test_codex_events_with_only_the_running_total_count_its_growth(tmp_path: Pat
     with open_archive(home) as archive:
         totals = archive.session_usage(codex_id(30))
     assert (totals.responses, totals.input, totals.cache_read, totals.output) == (2, 1600, 900, 80)
+
+
+def test_hostile_usage_values_count_nothing_and_break_nothing(tmp_path: Path) -> None:
+    from core.sources.base import SourceFile
+    from core.sources.claude import ClaudeSource
+
+    path = tmp_path / f"{SID}.jsonl"
+    good = json.loads(_claude_record(1, out=7))
+    odd = []
+    for n, usage in enumerate(["lots", None, [1, 2], {"input_tokens": "12", "output_tokens": True, "cache_read_input_tokens": -5}], start=2):
+        rec = json.loads(_claude_record(n, out=1, mid=f"msg_{n}", rid=f"req_{n}"))
+        rec["message"]["usage"] = usage
+        odd.append(json.dumps(rec))
+    path.write_text("\n".join([json.dumps(good), *odd]) + "\n")
+    result = ClaudeSource().read(SourceFile(path, "claude"))
+    assert result.skipped == 0 and len(result.entries) == 5  # every message still read
+    assert [(u.key, u.input_tokens, u.output_tokens, u.cache_read_tokens) for u in result.usage] == [
+        ("claude:msg_1:req_1", 10, 7, 20000), ("claude:msg_5:req_5", 0, 0, 0)]
