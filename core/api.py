@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import answers, coverage, handoff, query_exec, query_syntax, snippets
+from . import answers, coverage, handoff, query_exec, query_syntax, resume, snippets, usage
 from .arguments import out_of_bounds
 from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .catalog import CatalogError, disk_full_is_an_error, is_damage
@@ -646,13 +646,43 @@ class Archive:
         return answers.messages_page(stream, sessions, ref=covered, offset=offset, budget=budget)
 
     def session_statistics(self, ref: str) -> dict:
-        """Counts over every session the reference names (a session, a range, a chain)."""
+        """Counts and token usage over every session the reference names (a session, a range, a chain)."""
         resolved = self.resolve(ref)
         if resolved.turn is not None:
             raise BadInput(f"{ref!r} names a turn; statistics cover sessions (drop the :{resolved.turn})")
         covered = coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single)
         files = self.library.session_files
-        return answers.statistics(resolved.sessions, lambda s: self.reader.session(files.get(s.session_id, [])), ref=covered)
+        stats = answers.statistics(resolved.sessions, lambda s: self.reader.session(files.get(s.session_id, [])), ref=covered)
+        per_session = self.sessions_usage([s.session_id for s in resolved.sessions])
+        stats["usage"] = usage.combined(per_session.values()).to_dict()
+        return stats
+
+    # --- token usage and resuming (core.usage, core.resume do the work) --------------------
+
+    def _usage_source(self) -> tuple[list[usage.Record], dict[int, usage.Owner]]:
+        """Each API response once, and who owns each file (the team view reads its store)."""
+        lib = self.library
+        owners = usage.owners(self.catalog.files(("file_id", "agent", "session_id", "project_key")), lib.sessions)
+        return usage.catalog_records(self.catalog, lib.generation), owners
+
+    def usage_report(self, *, by: str = "day", date_from: str | None = None, date_to: str | None = None,
+                     project: str | None = None, agent: str | None = None) -> usage.UsageReport:
+        records, owners = self._usage_source()
+        return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent)
+
+    def sessions_usage(self, session_ids: Iterable[str]) -> dict[str, usage.Totals]:
+        """Tokens and estimated cost per session (its subagents included)."""
+        records, owners = self._usage_source()
+        return usage.by_session(records, owners, session_ids)
+
+    def session_usage(self, ref: str) -> usage.Totals:
+        info = self.one_session(ref)
+        return self.sessions_usage([info.session_id])[info.session_id]
+
+    def resume_plan(self, ref: str) -> resume.ResumePlan:
+        """The command that resumes ``ref`` in its agent (core.resume)."""
+        resolved = self.resolve(ref)
+        return resume.plan(resume.pick_session(ref, resolved.sessions, resolved.single))
 
     # --- handoff -----------------------------------------------------------------------
 

@@ -18,9 +18,11 @@ from typing import Any
 
 from .errors import OutOfSpace
 from .fspath import path_from_db
+from .usage import CATALOG_SCHEMA as USAGE_SCHEMA
 
 # 6: opening turns, salient tool output, per-segment vocabularies (issue 14); record
-# hashes (replays by uuid and content), skip reasons, non-UTF-8 paths (issue 11)
+# hashes (replays by uuid and content), skip reasons, non-UTF-8 paths (issue 11);
+# token usage per API response (core.usage)
 SCHEMA_VERSION = 6
 
 SCHEMA = """
@@ -92,7 +94,7 @@ CREATE TABLE IF NOT EXISTS tombstones(doc_id INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS segments(name TEXT PRIMARY KEY, n_docs INTEGER NOT NULL);
 -- segments a merge replaced, deleted once no reader can be opening them (core/index/retire.py)
 CREATE TABLE IF NOT EXISTS retired(name TEXT PRIMARY KEY);
-"""
+""" + USAGE_SCHEMA
 
 FILE_COLUMNS = (
     "file_id", "path", "agent", "kind", "project_key", "order_key", "session_id", "size",

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import cli_after
 from .catalog import is_damage
 from .config import Config
 from .errors import BadInput, OutOfSpace, RelayError
@@ -106,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", default=None, help="bearer token (required off loopback)")
+
+    cli_after.add_parsers(sub, common)  # resume, export, usage
 
     p = sub.add_parser("sync", parents=[common], help="push parsed sessions to a team PostgreSQL store")
     p.add_argument("--to", dest="target", required=False, metavar="URL")
@@ -243,7 +246,7 @@ def cmd_list(args) -> int:
             date_to=args.date_to, tags=args.tags, limit=args.limit, offset=args.offset,
         )
         if args.json:
-            _print_json(session_list_dict(sessions, slug=args.slug))
+            _print_json(session_list_dict(sessions, slug=args.slug, usage=cli_after.usage_by_session(archive, sessions)))
             return 0
         if not sessions:
             print("No sessions found.", file=sys.stderr)
@@ -410,7 +413,7 @@ def _print_overview(config: Config) -> int:
 
 COMMANDS = {
     "search": cmd_search, "list": cmd_list, "show": cmd_show, "index": cmd_index, "tag": cmd_tag,
-    "mcp": cmd_mcp, "serve": cmd_serve, "sync": cmd_sync,
+    "mcp": cmd_mcp, "serve": cmd_serve, "sync": cmd_sync, **cli_after.COMMANDS,
 }
 
 

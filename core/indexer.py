@@ -24,6 +24,7 @@ import numpy as np
 
 from . import discovery
 from . import sessions as session_rows
+from . import usage as usage_rows
 from .catalog import Catalog
 from .config import Config
 from .fspath import path_to_db
@@ -306,6 +307,7 @@ class Indexer:
                     keys = [(file_id, d.turn, d.part) for d in out.docs]
                     db.executemany("INSERT OR IGNORE INTO tombstones(doc_id) SELECT doc_id FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
                     db.executemany("DELETE FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
+                usage_rows.store(db, file_id, out.usage, replace=row is not None and out.replace)
                 doc_rows.extend(
                     (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
                     for doc_id, d in zip(out.doc_ids.tolist(), out.docs)
@@ -366,6 +368,7 @@ class Indexer:
         _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM files WHERE file_id=?", (file_id,))
+        usage_rows.drop(db, file_id)
         if session_id:
             affected.add(session_id)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from .index.postings import Postings, count_terms
 from .index import vocab
 from .index.segment import Segment, build_from_coo, save_segment
-from .model import FileMeta
+from .model import FileMeta, Usage
 from .sources import MAIN, SourceFile, get_source
 from .timeutil import parse_ts
 from .tokenize import default_tokenizer
@@ -86,6 +86,7 @@ class JobOutput:
     error: str | None = None
     missing: bool = False
     reasons: dict[str, int] = field(default_factory=dict)  # why the skipped lines were skipped
+    usage: list[Usage] = field(default_factory=list)  # token usage of the responses read
 
 
 def run_job(job: Job) -> JobOutput:
@@ -122,6 +123,7 @@ def _run_job(job: Job) -> JobOutput:
         return _failed(job, stat, f"{type(exc).__name__}: {exc}")
     entries = result.entries
     meta = result.meta
+    usage = result.usage  # kept whole: a replayed response shares its key and is counted once
     if job.exclude is not None and job.exclude.shape[0]:
         excluded = set(job.exclude.tolist())
         entries = [e for e in entries if not (e.record_key and uuid_hash(e.record_key) in excluded)]
@@ -161,6 +163,7 @@ def _run_job(job: Job) -> JobOutput:
         state_blob=state_blob,
         error=result.error,
         reasons=dict(result.reasons),
+        usage=usage,
     )
 
 

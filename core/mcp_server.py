@@ -232,6 +232,21 @@ class UserList(_Out):
     users: list[str]
 
 
+class TokenUsage(_Out):
+    """Tokens the API responses of the sessions used (each response counted once)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_creation_tokens: int
+    cache_read_tokens: int
+    total_tokens: int
+    responses: int
+    estimated_cost_usd: float | None = Field(
+        default=None, description="An estimate from list API prices (core/pricing.py), not a bill; null when no model was priced."
+    )
+    unpriced_models: list[str] = Field(default_factory=list, description="Models without a price: their tokens are counted, not costed.")
+
+
 class SessionStatistics(_Out):
     """Counts over the sessions a reference names (one session, a range or a chain)."""
 
@@ -244,6 +259,7 @@ class SessionStatistics(_Out):
     tool_calls_by_name: dict[str, int]
     first_activity: str | None = None
     last_activity: str | None = None
+    usage: TokenUsage | None = Field(default=None, description="Token usage of the sessions counted, with an estimated cost.")
 
 
 # --- server ------------------------------------------------------------------------
@@ -512,8 +528,9 @@ def build_server(archive: Archive) -> MCPServer:
 
     @tool
     def get_session_statistics(session_id: Ref, user: User = None) -> SessionStatistics:
-        """Counts (turns, messages, tool calls by name, first/last activity) over the
-        sessions a reference names: one session, a range (slug#2-3) or a whole chain."""
+        """Counts (turns, messages, tool calls by name, first/last activity) and token usage
+        with an estimated cost (list API prices; an estimate, not a bill) over the sessions
+        a reference names: one session, a range (slug#2-3) or a whole chain."""
         with _readable_errors(archive):
             return SessionStatistics.model_validate(archive.session_statistics(_scoped(archive, session_id, user)))
 

@@ -57,6 +57,27 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     record_key: str | None = None  # its record's uuid and content: what a replay repeats
 
 
+class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """The tokens one API response used, as the agent recorded them.
+
+    One per response, not per message: Claude Code writes a response's usage on
+    every record it split the response into (with ``output_tokens`` growing as it
+    streamed), so records sharing a ``key`` are one response and merge field-wise
+    by maximum (:func:`core.usage.merge`). ``input_tokens`` excludes cached input
+    for every agent (Codex and Gemini count cached input inside their input
+    figure; adapters subtract it), so the four fields add up to what was billed.
+    """
+
+    key: str  # the response's identity across records and files (dedupe)
+    model: str | None = None
+    timestamp: str | None = None
+    uuid: str | None = None  # the record that carried it (replay exclusion)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+
+
 class Message(msgspec.Struct, frozen=True, gc=False):
     """A message in a session's stitched stream (SPEC §2).
 

@@ -113,19 +113,23 @@ def session_message_dict(message: Message) -> dict[str, Any]:
 
 
 def session_list_dict(
-    sessions: list[SessionInfo], *, slug: str | None, offset: int = 0, budget: int | None = None
+    sessions: list[SessionInfo], *, slug: str | None, offset: int = 0, budget: int | None = None,
+    usage: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """``list_sessions``: ``session_number`` only in a chain's listing (SPEC §5).
 
     In a global listing a session's number is meaningless on its own; its ``ref``
     (``slug#4``) still says where it sits in its chain. With a ``budget`` (the MCP
-    tool) the page is cut to fit; ``cut`` and ``next_offset`` then say so.
+    tool) the page is cut to fit; ``cut`` and ``next_offset`` then say so. ``usage``
+    (session id → token usage, ``list --json``) adds each session's ``usage``.
     """
     rows = []
     for info in sessions:
         row = info.to_dict()
         if not slug:
             row.pop("session_number", None)
+        if usage is not None:
+            row["usage"] = usage.get(info.session_id)
         rows.append(row)
     n = take_within(rows, lambda kept: {"sessions": list(kept)}, budget)
     if n == len(rows):

@@ -91,6 +91,18 @@ def test_same_queries_same_answers_on_both_stores(solo) -> None:
     assert team.search("index", user="nobody") == []
 
 
+def test_token_usage_is_identical_on_both_stores(solo) -> None:
+    local, team, corpus = solo
+    for by in ("day", "week", "model", "project", "session", "agent"):
+        assert local.usage_report(by=by).to_dict() == team.usage_report(by=by).to_dict(), by
+    assert local.usage_report().total.responses > 0
+    assert team.usage_report(user="nobody").total.responses == 0
+    ids = list(corpus.session_ids)
+    assert {k: v.to_dict() for k, v in local.sessions_usage(ids).items()} == {k: v.to_dict() for k, v in team.sessions_usage(ids).items()}
+    assert local.session_usage(CHAIN_SLUG).to_dict() == team.session_usage(CHAIN_SLUG).to_dict()
+    assert local.resume_plan(CHAIN_SLUG) == team.resume_plan(CHAIN_SLUG)
+
+
 def test_reading_is_identical_on_both_stores(solo) -> None:
     local, team, corpus = solo
     assert [s.to_dict() for s in local.list_sessions(limit=100)] == [s.to_dict() for s in team.list_sessions(limit=100)]

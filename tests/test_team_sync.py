@@ -287,6 +287,25 @@ def test_schema_is_created_migrated_and_a_newer_one_refused(tmp_path: Path) -> N
         TeamArchive("http://example.com/db")
 
 
+def test_a_store_from_before_usage_fills_it_on_the_next_sync(tmp_path: Path) -> None:
+    """v2 → v3: the usage table appears and each member's next sync reads files whole again."""
+    corpus = write_demo_corpus(tmp_path / "alice")
+    url = new_database()
+    with open_local(tmp_path / "alice", "alice") as local:
+        push(local, url, "alice")
+        want = local.usage_report(by="session").to_dict()
+        with connect(url) as conn:  # what a v2 store looks like
+            conn.execute("DROP TABLE usage")
+            conn.execute("UPDATE relay_meta SET value='2' WHERE key='schema_version'")
+        with TeamArchive(url) as team:  # migrates on open: an empty usage table
+            assert team.usage_report().total.responses == 0
+        push(local, url, "alice")
+        with TeamArchive(url) as team:
+            assert team.usage_report(by="session").to_dict() == want
+            for sid in corpus.session_ids:  # read whole again: nothing doubled
+                assert [m.to_dict() for m in team.session_messages(sid)] == [m.to_dict() for m in local.session_messages(sid)]
+
+
 def test_concurrent_first_opens_migrate_once() -> None:
     url = new_database()
     errors = []

@@ -49,6 +49,7 @@ class Block:
     first_sequence: int = 0
     last_sequence: int = 0
     continued: bool = False  # a turn resumed after a compaction separator
+    usage: str = ""  # session header: tokens and estimated cost (one line)
 
     @property
     def session_id(self) -> str:

@@ -129,3 +129,30 @@ class SessionCount(Message):
     """How many sessions the archive holds (0 → the empty screen)."""
 
     count: int
+
+
+@dataclass
+class ResumeReady(Message):
+    """The command that resumes a session (copied), or why there is none."""
+
+    ref: str
+    command: str | None
+    note: str | None
+    how: str = ""
+    detail: str = ""
+
+
+@dataclass
+class ExportDone(Message):
+    """Files an export wrote (or the one line saying why it could not)."""
+
+    ref: str
+    description: str
+    error: str | None = None
+
+
+@dataclass
+class UsageLoaded(Message):
+    """A token usage report for the usage screen."""
+
+    report: Any  # core.usage.UsageReport

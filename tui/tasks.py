@@ -17,12 +17,15 @@ from .messages import (
     ChoicesLoaded,
     ConversationLoaded,
     Copied,
+    ExportDone,
+    ResumeReady,
     SearchFinished,
     SessionCount,
     SessionsLoaded,
     StatsUpdated,
     TagsLoaded,
     TagsSaved,
+    UsageLoaded,
 )
 
 # What a typed or pasted reference looks like: a slug with at least one hyphen
@@ -126,6 +129,10 @@ def load_conversation(
     sessions = list(resolved.sessions)
     streams = [archive.session_messages(s.session_id) for s in sessions]
     blocks = build_blocks(sessions, streams)
+    usage = archive.sessions_usage([s.session_id for s in sessions])
+    for block in blocks:
+        if block.kind == "session":
+            block.usage = usage[block.session_id].short()
     target = None
     if focus_turn is not None:
         target = find_turn(blocks, focus_turn[0], focus_turn[1])
@@ -208,6 +215,31 @@ def _copy(app: Any, what: str, text: str) -> Copied:
     how, detail = copy_text(app, text)
     path = save_copy(app.config.data_path, text)
     return Copied(what=what, text=text, how=how, detail=detail, path=str(path) if path else "")
+
+
+def resume_command(archive: Any, ref: str, app: Any) -> ResumeReady:
+    """The command resuming ``ref``'s session, put on the clipboard."""
+    plan = archive.resume_plan(ref)
+    if plan.command is None:
+        return ResumeReady(ref=ref, command=None, note=plan.reason)
+    how, detail = copy_text(app, plan.command)
+    return ResumeReady(ref=ref, command=plan.command, note=plan.reason, how=how, detail=detail)
+
+
+def export(archive: Any, ref: str, fmt: str, cwd: Any, roots: list[Any]) -> ExportDone:
+    """Export ``ref`` to a file in ``cwd`` (never into the transcript folders)."""
+    from core import export as exporting
+    from core.errors import RelayError
+
+    try:
+        done = exporting.export(archive, ref, fmt=fmt, cwd=cwd, transcript_roots=roots)
+    except RelayError as exc:
+        return ExportDone(ref=ref, description="", error=str(exc))
+    return ExportDone(ref=ref, description=done.describe())
+
+
+def usage_report(archive: Any, by: str) -> UsageLoaded:
+    return UsageLoaded(report=archive.usage_report(by=by))
 
 
 def _all_sessions(archive: Any, **filters: Any) -> list[Any]:

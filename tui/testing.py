@@ -120,9 +120,24 @@ async def scene_help(pilot: Pilot) -> None:
     _quiet(pilot.app)
 
 
+async def scene_usage(pilot: Pilot) -> None:
+    """The usage screen, by model: tokens and the estimated cost of the demo corpus."""
+    from .screens.usage import UsageScreen
+
+    await settle(pilot)
+    await pilot.press("tab", "u")
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.report is not None, what="usage")
+    await pilot.press("o")
+    await wait_for(pilot, lambda: app.screen.report.by == "model", what="usage by model")
+    await settle(pilot)
+    _quiet(app)
+
+
 SCENES = {
     "sessions": scene_sessions,
     "search": scene_search,
     "reader-chain": scene_reader_chain,
     "help": scene_help,
+    "usage": scene_usage,
 }

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from ..config import Config
 from ..fspath import display_text, is_text
-from ..model import Entry, FileMeta
+from ..model import Entry, FileMeta, Usage
 
 # A file's role inside its session.
 MAIN = "main"  # the session's own transcript (listed as a session)
@@ -59,6 +59,8 @@ class ReadResult:
     records a continued session replays: a reused uuid alone is no replay.
     ``reasons`` says why the ``skipped`` lines were skipped (reason -> count, see
     :mod:`core.jsonl`).
+    ``usage`` holds the token usage of the API responses read
+    (:class:`~core.model.Usage`; agents that record none leave it empty).
     """
 
     entries: list[Entry]
@@ -72,6 +74,7 @@ class ReadResult:
     record_keys: list[str] = field(default_factory=list)
     error: str | None = None
     reasons: dict[str, int] = field(default_factory=dict)
+    usage: list[Usage] = field(default_factory=list)
 
 
 class Source(Protocol):

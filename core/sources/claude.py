@@ -20,10 +20,11 @@ import msgspec
 
 from ..config import Config
 from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, iter_blocks
-from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..model import COMPACTION_TEXT, Entry, FileMeta, Usage
 from ..timeutil import clean_ts
 from ..tool_text import bounded
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
+from .usage_fields import claude_usage
 from .claude_records import (
     WANTED_TYPES,
     Body,
@@ -262,6 +263,7 @@ class _FileReader:
         self.meta: dict[str, Any] = dict(state.get("meta", {}))
         self.aliases: list[str] = list(self.meta.pop("aliases", ()))
         self.pending_compaction = False
+        self.usage: list[Usage] = []
 
     def feed(self, line: bytes, entry_index: int) -> None:
         if is_ignorable(line) or not line.strip():
@@ -315,6 +317,8 @@ class _FileReader:
                 self.record_keys.append(key)  # the same rule across files
         self.ts = clean_ts(record.timestamp)  # once per record: its entries share it
         self._note_meta(record, timed=not record.isMeta)
+        if kind == "assistant" and record.message is not None:
+            self._note_usage(record, record.message)
         if kind == "system":
             if record.subtype == "compact_boundary":
                 self._add(record, entry_index, "system", "compaction", COMPACTION_TEXT)
@@ -349,6 +353,14 @@ class _FileReader:
                 meta["first_timestamp"] = ts
             if not meta.get("last_timestamp") or ts > meta["last_timestamp"]:
                 meta["last_timestamp"] = ts
+
+    def _note_usage(self, record: Record, body: Body) -> None:
+        found = claude_usage(
+            raw_to_obj(body.usage), message_id=body.id, request_id=record.requestId,
+            model=body.model, timestamp=record.timestamp, uuid=record.uuid,
+        )
+        if found is not None:
+            self.usage.append(found)
 
     def _add(self, record: Record, entry_index: int, role: str, kind: str, text: str, **extra) -> None:
         self.entries.append(
@@ -481,4 +493,5 @@ class _FileReader:
             summaries=self.summaries,
             uuids=self.uuids,
             record_keys=self.record_keys,
+            usage=self.usage,
         )

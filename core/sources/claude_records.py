@@ -33,6 +33,9 @@ class Block(msgspec.Struct, gc=False):
 class Body(msgspec.Struct, gc=False):
     role: str | None = None
     content: str | list[Block] | None = None
+    id: str | None = None  # the API response's id (usage dedupe)
+    model: str | None = None
+    usage: msgspec.Raw = msgspec.Raw(b"null")  # decoded only for assistant records
 
 
 class Record(msgspec.Struct, gc=False):
@@ -54,6 +57,7 @@ class Record(msgspec.Struct, gc=False):
     leafUuid: str | None = None
     customTitle: str | None = None
     aiTitle: str | None = None
+    requestId: str | None = None
     message: Body | None = None
 
 

@@ -42,9 +42,10 @@ import msgspec
 
 from ..config import Config
 from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
-from ..model import COMPACTION_TEXT, Entry, FileMeta
+from ..model import COMPACTION_TEXT, Entry, FileMeta, Usage
 from ..timeutil import clean_ts
 from ..tool_text import bounded
+from .usage_fields import codex_usage
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "codex"
@@ -300,6 +301,7 @@ class _Parser(EntryCollector):
         super().__init__(sidechain)
         self.st, self.full = st, full
         self.skips = skips if skips is not None else Skips()
+        self.usage: list[Usage] = []
 
     def feed(self, records: list[Record]) -> list[Entry]:
         for index, rec in records:
@@ -344,6 +346,8 @@ class _Parser(EntryCollector):
     def _on_turn_context(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         if not self.st.meta.get("cwd") and _str(p.get("cwd")):
             self.st.meta["cwd"] = p["cwd"]
+        if _str(p.get("model")):
+            self.st.meta["model"] = p["model"]  # what the next token_count events bill
 
     def _on_compacted(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         self._add("system", "compaction", COMPACTION_TEXT, ts, index)
@@ -381,7 +385,14 @@ class _Parser(EntryCollector):
 
     def _on_event_msg(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         etype = p.get("type")
-        if etype == "thread_name_updated":
+        if etype == "token_count":
+            info = p.get("info")
+            found = codex_usage(info, model=self.st.meta.get("model"), timestamp=ts, previous=self.st.meta.get("token_total"))
+            if found is not None:
+                self.usage.append(found)
+            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
+                self.st.meta["token_total"] = info["total_token_usage"]
+        elif etype == "thread_name_updated":
             if _str(p.get("thread_name") or p.get("name")):
                 self.st.meta["title"] = p.get("thread_name") or p.get("name")
         elif etype == "context_compacted":
@@ -574,7 +585,8 @@ class CodexSource:
         if offset and kinds & set(st.fallback):  # events stood in for records that now exist
             return self.read(file, full_text=full_text)
         st.primary = sorted(set(st.primary) | kinds)
-        entries = _Parser(st, file.kind == SUBAGENT, full_text, skips).feed(records)
+        parser = _Parser(st, file.kind == SUBAGENT, full_text, skips)
+        entries = parser.feed(records)
         entries = self._drop_copied(entries, st, file, full_text, first=not offset)
         return ReadResult(
             entries=entries,
@@ -584,6 +596,7 @@ class CodexSource:
             reasons=skips.counts,
             replace=not offset,
             state=st.dump(),
+            usage=parser.usage,
         )
 
     def parse_all(self, path: Path, full_text: bool = False) -> list[Entry]:

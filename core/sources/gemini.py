@@ -53,9 +53,10 @@ from ..jsonl import (
     iter_lines,
     too_deep,
 )
-from ..model import Entry, FileMeta
+from ..model import Entry, FileMeta, Usage
 from ..timeutil import clean_ts
 from ..tool_text import bounded
+from .usage_fields import gemini_usage
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "gemini"
@@ -128,6 +129,7 @@ class _Builder(EntryCollector):
         self.full = full
         super().__init__(sidechain)
         self.first_prompt: str | None = None
+        self.usage: list[Usage] = []
 
     def message(self, msg: dict[str, Any], index: int) -> None:
         mtype = msg.get("type")
@@ -137,6 +139,9 @@ class _Builder(EntryCollector):
             self._user(msg, ts, uid, index)
         elif mtype in ("gemini", "model", "assistant"):
             self._gemini(msg, ts, uid, index)
+            found = gemini_usage(msg.get("tokens"), message_id=uid, model=msg.get("model"), timestamp=ts)
+            if found is not None:
+                self.usage.append(found)
         else:
             text = parts_text(msg.get("content"))
             if text:
@@ -386,6 +391,7 @@ class GeminiSource:
             reasons=skips.counts,
             replace=True,
             state={},
+            usage=builder.usage,
         )
 
     def _meta(self, file: SourceFile, meta: dict[str, Any], builder: _Builder) -> FileMeta:

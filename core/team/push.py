@@ -307,6 +307,7 @@ class Pusher:
                 conn.execute("TRUNCATE stage_messages")
         if out.docs:
             self._insert_docs(file_id, out, delta)
+        self._upsert_usage(file_id, out, whole)
         result.files += 1
         result.messages += len(messages)
         result.docs += len(out.docs)
@@ -337,6 +338,24 @@ class Pusher:
             },
         ).fetchone()  # fmt: skip
         return int(row[0])
+
+    def _upsert_usage(self, file_id: int, out: JobOutput, whole: bool) -> None:
+        """The file's token usage, merged per response like the embedded catalog's."""
+        if whole:
+            self.conn.execute("DELETE FROM usage WHERE file_id=%s", (file_id,))
+        if not out.usage:
+            return
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO usage(file_id, key, ts, model, input, output, cache_creation, cache_read) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (file_id, key) DO UPDATE SET "
+                "input=GREATEST(usage.input, EXCLUDED.input), output=GREATEST(usage.output, EXCLUDED.output), "
+                "cache_creation=GREATEST(usage.cache_creation, EXCLUDED.cache_creation), "
+                "cache_read=GREATEST(usage.cache_read, EXCLUDED.cache_read), "
+                "model=COALESCE(usage.model, EXCLUDED.model), ts=COALESCE(usage.ts, EXCLUDED.ts)",
+                [(file_id, clean(u.key), u.timestamp, clean_opt(u.model), u.input_tokens, u.output_tokens,
+                  u.cache_creation_tokens, u.cache_read_tokens) for u in out.usage],
+            )
 
     def _insert_docs(self, file_id: int, out: JobOutput, delta: list) -> None:
         conn = self.conn

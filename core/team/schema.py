@@ -22,6 +22,7 @@ Layout (per user, everything keyed by the user's id):
   so a query's postings come from an index-only scan) and running totals for N and
   the average field lengths. Messages and postings carry no foreign keys: they are
   written in bulk with COPY and deleted explicitly with their file or doc.
+* ``usage``: token usage per API response of each file (v3).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 from ..errors import StoreError
 from ..tokenize import TOKENIZER_VERSION
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 LOCK_KEY = 0x7265_6C61  # "rela": advisory lock namespace of relay-search
 
 _V1 = """
@@ -138,7 +139,25 @@ ALTER TABLE users ADD COLUMN last_sync timestamptz;
 ALTER TABLE users ADD COLUMN host text;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2}
+# v3: token usage per API response (core.usage), merged per (file, response key).
+# Files synced before had none recorded: their read offset is reset so the next
+# sync of each member reads them whole again and fills it.
+_V3 = """
+CREATE TABLE usage(
+    file_id bigint NOT NULL REFERENCES files ON DELETE CASCADE,
+    key text NOT NULL,
+    ts text,
+    model text,
+    input bigint NOT NULL DEFAULT 0,
+    output bigint NOT NULL DEFAULT 0,
+    cache_creation bigint NOT NULL DEFAULT 0,
+    cache_read bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY(file_id, key)
+);
+UPDATE files SET read_offset = 0, size = -1;
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
 
 
 def current_version(conn) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import handoff, query_exec, query_syntax
+from .. import handoff, query_exec, query_syntax, resume, usage
 from ..api import _check_limit
 from ..errors import BadInput, NotFound, StoreError
 from ..index.bm25 import Hit
@@ -433,6 +433,34 @@ class TeamArchive:
         view, bare = self._route(ref, user)
         stats = view.session_statistics(bare)
         return {**stats, "ref": self._qualified(view._user, stats["ref"]), "user": view._user}
+
+    # --- token usage and resuming --------------------------------------------------------
+
+    def usage_report(self, *, user: str | None = None, **options: Any) -> usage.UsageReport:
+        records: list[usage.Record] = []
+        owners: dict[int, usage.Owner] = {}
+        for view in self._views(user):
+            got, mine = view._usage_source()
+            records += got
+            owners.update(mine)
+        return usage.report(records, owners, **options)
+
+    def sessions_usage(self, session_ids, *, user: str | None = None) -> dict[str, usage.Totals]:
+        wanted = list(session_ids)
+        out: dict[str, usage.Totals] = {}
+        for view in self._views(user):
+            mine = [sid for sid in wanted if sid in view.library.sessions]
+            if mine:
+                out.update(view.sessions_usage(mine))
+        return {sid: out.get(sid, usage.Totals()) for sid in wanted}
+
+    def session_usage(self, ref: str, *, user: str | None = None) -> usage.Totals:
+        view, bare = self._route(ref, user)
+        return view.session_usage(bare)
+
+    def resume_plan(self, ref: str, *, user: str | None = None) -> resume.ResumePlan:
+        view, bare = self._route(ref, user)
+        return view.resume_plan(bare)
 
     def reference_block(self, ref: str, *, user: str | None = None) -> str:
         view, bare = self._route(ref, user)

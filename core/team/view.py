@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import usage
 from ..api import Archive
 from ..library import Library
 
@@ -43,6 +44,17 @@ class UserView(Archive):
     @property
     def library(self) -> Library:  # type: ignore[override]
         return self._lib
+
+    def _usage_source(self) -> tuple[list[usage.Record], dict[int, usage.Owner]]:
+        user_id = self._team._generations[self._user][0]
+        rows = self._team._query(
+            "SELECT u.key, u.file_id, u.ts, u.model, u.input, u.output, u.cache_creation, u.cache_read FROM usage u "
+            "JOIN files f ON f.file_id = u.file_id WHERE f.user_id = %s ORDER BY u.key, f.replay_key IS NOT NULL, u.file_id",
+            (user_id,),
+        )
+        files = self._team._query("SELECT file_id, agent, session_id, project_key FROM files WHERE user_id = %s", (user_id,))
+        cols = ("file_id", "agent", "session_id", "project_key")
+        return usage.dedupe(rows), usage.owners([dict(zip(cols, f)) for f in files], self._lib.sessions)
 
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         mains = [e for e in lib.session_files.get(session_id, ()) if e.kind == "main"]

@@ -36,11 +36,12 @@ class PickScreen(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("backspace", "unfilter", "Delete", show=False)]
 
-    def __init__(self, title: str, values: list[str], kind: str) -> None:
+    def __init__(self, title: str, values: list[str], kind: str, *, clear: bool = True) -> None:
         super().__init__(classes="dialog-screen")
         self.title_text = title
         self.values = values
         self.kind = kind
+        self.clear = clear  # offer "(all — clear this filter)" first (filters do; other picks don't)
         self.filter = ""
         self.shown: list[str] = list(values)
 
@@ -52,7 +53,7 @@ class PickScreen(ModalScreen[str | None]):
             yield Static("type to filter · enter choose · esc cancel", classes="dialog-help")
 
     def _options(self) -> list[Option]:
-        options = [Option("(all — clear this filter)", id="__all__")]
+        options = [Option("(all — clear this filter)", id="__all__")] if self.clear else []
         options += [Option(value, id=f"v{i}") for i, value in enumerate(self.shown)]
         if not self.shown:
             options.append(Option("nothing matches" if self.filter else "nothing to choose from yet", disabled=True))
@@ -81,7 +82,7 @@ class PickScreen(ModalScreen[str | None]):
         box.update(f"filter: {text}▏  ({len(self.shown)} of {len(self.values)})")
         listing = self.query_one(OptionList)
         listing.set_options(self._options())
-        listing.highlighted = 1 if self.shown and text else 0
+        listing.highlighted = 1 if self.shown and text and self.clear else 0
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:

@@ -20,12 +20,15 @@ from textual.widgets import Footer, Input, ProgressBar, Static
 
 from .. import tasks
 from ..keys import INPUT, bindings, footer_actions
-from ..messages import ChoicesLoaded
+from ..messages import ChoicesLoaded, ExportDone, ResumeReady
 from ..widgets.reader import Reader, ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
 from ..widgets.sessions_pane import SessionList, SessionsPane, session_ref
 from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values
 from .help import HelpScreen
+from .usage import UsageScreen
+
+EXPORT_FORMATS = {"Markdown (.md)": "md", "HTML, one self-contained page (.html)": "html", "JSON, messages API shape (.json)": "json"}
 
 PANES = ("search-pane", "sessions-pane", "reader-pane")
 CONTEXTS = {"search-pane": "hits", "sessions-pane": "sessions", "reader-pane": "reader"}
@@ -346,6 +349,54 @@ class MainScreen(Screen):
             self.notify("Select a session to tag.", severity="warning")
             return
         self.app.tag_session(*selected)
+
+    # --- after finding it: resume, export, usage ---------------------------------
+
+    def action_resume(self) -> None:
+        ref = self.selected_ref()
+        if ref is None:
+            self.notify("Select a session or hit to resume.", severity="warning")
+            return
+        self.app.submit(tasks.resume_command, ref, self.app, reply_to=self, group="clipboard", name=f"resume {ref}")
+
+    @on(ResumeReady)
+    def _resume_ready(self, message: ResumeReady) -> None:
+        if message.command is None:
+            self.notify(message.note or "This session cannot be resumed.", title="Resume", severity="warning")
+            return
+        how = "pyperclip" if message.how == "pyperclip" else f"OSC 52 — the terminal's clipboard ({message.detail})"
+        note = f"\n{message.note[0].upper()}{message.note[1:]}." if message.note else ""
+        self.notify(f"{message.command}{note}\nCopied the command via {how}.", title="Resume", timeout=12)
+
+    def action_export(self) -> None:
+        ref = self.selected_ref()
+        if ref is None:
+            self.notify("Select a session, range or turn to export.", severity="warning")
+            return
+
+        def chosen(label: str | None) -> None:
+            if label:
+                self._export(ref, EXPORT_FORMATS[label])
+
+        self.app.push_screen(PickScreen(f"Export {ref} as", list(EXPORT_FORMATS), "export", clear=False), chosen)
+
+    def _export(self, ref: str, fmt: str) -> None:
+        import os
+        from pathlib import Path
+
+        config = self.app.config
+        roots = [config.claude_projects, config.codex_home, config.gemini_home, config.ash_home]
+        self.app.submit(tasks.export, ref, fmt, Path(os.getcwd()), roots, reply_to=self, group="export", name=f"export {ref}")
+
+    @on(ExportDone)
+    def _exported(self, message: ExportDone) -> None:
+        if message.error:
+            self.notify(f"Not exported: {message.error}", title="Export", severity="warning")
+        else:
+            self.notify(f"{message.description[0].upper()}{message.description[1:]}.", title="Export", timeout=12)
+
+    def action_usage(self) -> None:
+        self.app.push_screen(UsageScreen())
 
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())

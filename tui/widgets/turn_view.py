@@ -247,7 +247,11 @@ class SessionHeader(Static):
                 + (f" · {session.git_branch}" if session.git_branch else ""),
                 "$text-muted",
             ),
+            Content.styled(f"  {session.session_id}", "$text-muted"),
+            Content.styled(f"  {session.cwd or 'directory not recorded'}", "$text-muted"),
         ]
+        if block.usage:
+            lines.append(Content.styled(f"  {block.usage}", "$text-muted"))
         text = about(session)
         if text:
             lines.append(Content.styled("  " + one_line(text, 200), "italic"))

@@ -1,0 +1,329 @@
+"""Token usage and its estimated cost: stored per API response, reported by group.
+
+Adapters hand every response's usage to the indexer (:class:`~core.model.Usage`);
+the catalog keeps one row per (file, response key), merged field-wise by maximum
+(Claude Code writes a response's usage on each record it split the response into,
+``output_tokens`` growing as it streamed). A response copied into several files
+(a replayed or forked session) is counted once, for the first file that holds it.
+
+Reports are plain sums over those rows with an estimated cost from
+:mod:`core.pricing`; a model the price table does not know shows its tokens and no
+cost. The embedded archive and the team store feed the same functions.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import BadInput
+from .model import SessionInfo, Usage
+from .pricing import PRICES_AS_OF, cost
+from .timeutil import parse_ts, parse_user_time
+
+GROUPS = ("day", "week", "month", "project", "model", "session", "agent")
+ESTIMATE_NOTE = f"estimated cost at list API prices as of {PRICES_AS_OF} (an estimate, not a bill)"
+
+# SQLite: one row per (file, response); merged across the records of a response.
+CATALOG_SCHEMA = """
+CREATE TABLE IF NOT EXISTS usage(
+    file_id INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    ts TEXT,
+    model TEXT,
+    input INTEGER NOT NULL DEFAULT 0,
+    output INTEGER NOT NULL DEFAULT 0,
+    cache_creation INTEGER NOT NULL DEFAULT 0,
+    cache_read INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY(file_id, key)
+);
+"""
+_UPSERT = (
+    "INSERT INTO usage(file_id, key, ts, model, input, output, cache_creation, cache_read) VALUES(?,?,?,?,?,?,?,?) "
+    "ON CONFLICT(file_id, key) DO UPDATE SET input=max(input, excluded.input), output=max(output, excluded.output), "
+    "cache_creation=max(cache_creation, excluded.cache_creation), cache_read=max(cache_read, excluded.cache_read), "
+    "model=coalesce(model, excluded.model), ts=coalesce(ts, excluded.ts)"
+)
+# Each response once (the grouping is done in Python): it belongs to the first file
+# that holds it, a file that replays another session's records coming last.
+ORDERED_SQL = (
+    "SELECT u.key, u.file_id, u.ts, u.model, u.input, u.output, u.cache_creation, u.cache_read FROM usage u "
+    "LEFT JOIN files f ON f.file_id = u.file_id ORDER BY u.key, f.replay_of IS NOT NULL, u.file_id"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One API response's usage, deduplicated, with the file that holds it."""
+
+    key: str
+    file_id: int
+    timestamp: str | None
+    model: str | None
+    input: int
+    output: int
+    cache_creation: int
+    cache_read: int
+
+
+def merge(usages: Iterable[Usage]) -> list[Usage]:
+    """Usages sharing a key merged field-wise by maximum, in first-seen order."""
+    out: dict[str, Usage] = {}
+    for u in usages:
+        seen = out.get(u.key)
+        if seen is None:
+            out[u.key] = u
+            continue
+        out[u.key] = Usage(
+            key=u.key, model=seen.model or u.model, timestamp=seen.timestamp or u.timestamp, uuid=seen.uuid,
+            input_tokens=max(seen.input_tokens, u.input_tokens), output_tokens=max(seen.output_tokens, u.output_tokens),
+            cache_creation_tokens=max(seen.cache_creation_tokens, u.cache_creation_tokens),
+            cache_read_tokens=max(seen.cache_read_tokens, u.cache_read_tokens),
+        )
+    return list(out.values())
+
+
+# --- the catalog ---------------------------------------------------------------------------
+
+
+def store(db, file_id: int, usages: Iterable[Usage], *, replace: bool) -> None:
+    """Record a file's usage (inside the indexer's write transaction)."""
+    if replace:
+        db.execute("DELETE FROM usage WHERE file_id=?", (file_id,))
+    db.executemany(
+        _UPSERT,
+        [(file_id, u.key, u.timestamp, u.model, u.input_tokens, u.output_tokens, u.cache_creation_tokens, u.cache_read_tokens) for u in usages],
+    )
+
+
+def drop(db, file_id: int) -> None:
+    db.execute("DELETE FROM usage WHERE file_id=?", (file_id,))
+
+
+def dedupe(rows: Iterable[tuple]) -> list[Record]:
+    """Rows ordered by key (owner first) → one record per key, each field's maximum."""
+    out: list[Record] = []
+    for row in rows:
+        if out and out[-1].key == row[0]:
+            last = out[-1]
+            out[-1] = Record(
+                last.key, last.file_id, last.timestamp or row[2], last.model or row[3],
+                max(last.input, row[4]), max(last.output, row[5]), max(last.cache_creation, row[6]), max(last.cache_read, row[7]),
+            )
+        else:
+            out.append(Record(*row))
+    return out
+
+
+_cache: dict[str, tuple[int, list[Record]]] = {}
+_cache_lock = threading.Lock()
+
+
+def catalog_records(catalog, generation: int) -> list[Record]:
+    """Every response once, from the catalog (kept while the generation stays)."""
+    key = str(catalog.path)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+    records = dedupe(catalog.db.execute(ORDERED_SQL))
+    with _cache_lock:
+        _cache[key] = (generation, records)
+    return records
+
+
+# --- totals and reports ----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Totals:
+    """Token sums and their estimated cost (``cost_usd`` None: no priced model in it)."""
+
+    input: int = 0
+    output: int = 0
+    cache_creation: int = 0
+    cache_read: int = 0
+    responses: int = 0
+    cost_usd: float | None = None
+    unpriced_models: set[str] = field(default_factory=set)
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_creation + self.cache_read
+
+    def add(self, r: Record) -> None:
+        self.input += r.input
+        self.output += r.output
+        self.cache_creation += r.cache_creation
+        self.cache_read += r.cache_read
+        self.responses += 1
+        got = cost(r.model, r.input, r.output, r.cache_creation, r.cache_read)
+        if got is None:
+            if r.input or r.output or r.cache_creation or r.cache_read:
+                self.unpriced_models.add(r.model or "unknown")
+        else:
+            self.cost_usd = (self.cost_usd or 0.0) + got
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input,
+            "output_tokens": self.output,
+            "cache_creation_tokens": self.cache_creation,
+            "cache_read_tokens": self.cache_read,
+            "total_tokens": self.total,
+            "responses": self.responses,
+            "estimated_cost_usd": None if self.cost_usd is None else round(self.cost_usd, 4),
+            "unpriced_models": sorted(self.unpriced_models),
+        }
+
+    def short(self) -> str:
+        """One line for a header: tokens and the estimate."""
+        if not self.responses:
+            return "no token usage recorded"
+        line = f"{human(self.total)} tokens (in {human(self.input)} · out {human(self.output)} · cache {human(self.cache_creation + self.cache_read)})"
+        if self.cost_usd is not None:
+            line += f" · ≈${self.cost_usd:,.2f} est."
+        if self.unpriced_models:
+            line += " · no price for " + ", ".join(sorted(self.unpriced_models))
+        return line
+
+
+def combined(parts: Iterable[Totals]) -> Totals:
+    """Several sessions' totals as one (a range or chain's statistics)."""
+    out = Totals()
+    for t in parts:
+        out.input += t.input
+        out.output += t.output
+        out.cache_creation += t.cache_creation
+        out.cache_read += t.cache_read
+        out.responses += t.responses
+        if t.cost_usd is not None:
+            out.cost_usd = (out.cost_usd or 0.0) + t.cost_usd
+        out.unpriced_models |= t.unpriced_models
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    by: str
+    rows: tuple[tuple[str, Totals], ...]
+    total: Totals
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "by": self.by,
+            "note": ESTIMATE_NOTE,
+            "prices_as_of": PRICES_AS_OF,
+            "rows": [{"group": g, **t.to_dict()} for g, t in self.rows],
+            "total": self.total.to_dict(),
+        }
+
+
+def human(n: int) -> str:
+    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f}{unit}"
+    return str(n)
+
+
+def by_session(records: Iterable[Record], files: Mapping[int, Owner], session_ids: Iterable[str]) -> dict[str, Totals]:
+    """Totals for each of ``session_ids`` (every file of the session: its subagents too)."""
+    out = {sid: Totals() for sid in session_ids}
+    for r in records:
+        owner = files.get(r.file_id)
+        totals = out.get(owner.session_id) if owner is not None and owner.session_id else None
+        if totals is not None:
+            totals.add(r)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """Whose a file's usage is: its agent, session and project.
+
+    A subagent file whose parent session is not listed (Claude Code 2.0's
+    "Warmup" agents beside an empty session file) still spent its tokens: it is
+    counted under its agent, with its project dir's name and no session ref.
+    """
+
+    agent: str
+    session_id: str | None
+    project: str
+    ref: str | None
+
+
+def owners(files: Iterable[Mapping[str, Any]], sessions: Mapping[str, SessionInfo]) -> dict[int, Owner]:
+    """File id → owner, from catalog file rows (file_id, agent, session_id, project_key)."""
+    out: dict[int, Owner] = {}
+    for f in files:
+        info = sessions.get(f["session_id"] or "")
+        out[f["file_id"]] = Owner(
+            agent=f["agent"],
+            session_id=f["session_id"],
+            project=info.project if info else f["project_key"],
+            ref=(info.ref or info.session_id) if info else f["session_id"],
+        )
+    return out
+
+
+def report(
+    records: Iterable[Record],
+    files: Mapping[int, Owner],
+    *,
+    by: str = "day",
+    date_from: str | None = None,
+    date_to: str | None = None,
+    project: str | None = None,
+    agent: str | None = None,
+) -> UsageReport:
+    """Totals per group (``files``: :func:`owners`)."""
+    if by not in GROUPS:
+        raise BadInput(f"--by must be one of {', '.join(GROUPS)}")
+    ts_from = parse_user_time(date_from, name="date_from")
+    ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
+    groups: dict[str, Totals] = {}
+    total = Totals()
+    for r in records:
+        owner = files.get(r.file_id)
+        if owner is None:
+            continue  # removed since the records were read
+        if project and not (owner.project == project or owner.project.endswith("/" + project)):
+            continue
+        if agent and owner.agent != agent:
+            continue
+        when = parse_ts(r.timestamp) or None
+        if (ts_from is not None or ts_to is not None) and when is None:
+            continue
+        if ts_from is not None and when < ts_from or ts_to is not None and when > ts_to:
+            continue
+        label = _label(by, r, owner, when)
+        groups.setdefault(label, Totals()).add(r)
+        total.add(r)
+    if by in ("day", "week", "month"):
+        rows = sorted(groups.items())
+    else:
+        rows = sorted(groups.items(), key=lambda kv: (-(kv[1].cost_usd or 0.0), -kv[1].total, kv[0]))
+    return UsageReport(by=by, rows=tuple(rows), total=total)
+
+
+def _label(by: str, r: Record, owner: Owner, when: float | None) -> str:
+    if by == "project":
+        return owner.project
+    if by == "model":
+        return r.model or "unknown"
+    if by == "session":
+        return owner.ref or "unknown"
+    if by == "agent":
+        return owner.agent
+    if when is None:
+        return "unknown"
+    day = datetime.fromtimestamp(when, tz=timezone.utc)
+    if by == "day":
+        return day.strftime("%Y-%m-%d")
+    if by == "month":
+        return day.strftime("%Y-%m")
+    year, week, _ = day.isocalendar()
+    return f"{year}-W{week:02d}"
