@@ -2,9 +2,10 @@
 
 The JSON shapes are the core's ``to_dict()`` output, identical to the MCP tools.
 The messages endpoint streams: it pulls messages from
-``Archive.iter_session_messages`` (which reads file by file) in small batches on a
-worker thread and writes the JSON array incrementally, so memory stays flat however
-long the session is. Status and error are decided before the first byte by pulling
+``Archive.iter_session_messages`` (lazy: one session's files merged in time order,
+session after session for a chain) in small batches on a worker thread and writes
+the JSON array incrementally, so memory stays bounded by one session however long
+the chain is. Status and error are decided before the first byte by pulling
 the first batch eagerly, because the core's iterator reports a bad ``since`` or an
 unknown session only when it is first advanced.
 """
