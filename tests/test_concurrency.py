@@ -197,10 +197,10 @@ def test_a_second_indexer_says_who_writes_and_waits_or_fails(tmp_path):
     finally:
         first.kill()
     assert first.returncode == 0, err
-    assert "indexed 60 file(s)" in out
+    assert "indexed 60 files" in out
     assert busy.returncode == 75, busy.stderr
     assert f"pid {first.pid}: relay-search index" in busy.stderr and "holds the writer lock" in busy.stderr
     assert "nothing was indexed" in busy.stderr and busy.stdout == ""
     assert waited.returncode == 0, waited.stderr
     assert "holds the writer lock" in waited.stderr and "waiting" in waited.stderr
-    assert "indexed 0 file(s)" in waited.stdout  # the first one had indexed everything
+    assert "indexed 0 files" in waited.stdout  # the first one had indexed everything
