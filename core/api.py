@@ -411,9 +411,9 @@ class Archive:
         """Sessions (and maybe a turn) named by any reference form (SPEC §4)."""
         parsed = parse_reference(ref)
         lib = self.library
-        key = lib.slugs.get(parsed.name)
-        if key is not None:
-            chain = tuple(lib.chains[key])
+        slug_chain = lib.slug_chain(parsed.name)
+        if slug_chain is not None:
+            chain = tuple(slug_chain)
             if parsed.sessions:
                 try:
                     picked = parse_session_range(parsed.sessions, len(chain))
@@ -433,7 +433,9 @@ class Archive:
         if len(found) > 1:
             shown = ", ".join(found[:5])
             raise BadInput(f"Ambiguous session id prefix {parsed.name!r}: matches {len(found)} sessions ({shown}); give more characters")
-        info = lib.sessions[found[0]]
+        info = lib.session(found[0])
+        if info is None:  # find_ids names only sessions of this library
+            raise NotFound(f"Unknown session_id: {parsed.name}")
         return Resolved(ref=ref, sessions=(info,), chain=tuple(lib.chain(info.session_id)), turn=parsed.turn, single=True)
 
     # --- reading -----------------------------------------------------------------------
@@ -441,7 +443,7 @@ class Archive:
     def session_messages(self, ref: str) -> list[Message]:
         """The whole stitched stream of one session (the first one a reference names)."""
         info = self.one_session(ref)
-        return self.reader.session(self.library.session_files.get(info.session_id, []))
+        return self.reader.session(self.library.files_of(info.session_id))
 
     def one_session(self, ref: str) -> SessionInfo:
         """The session a reading call on ``ref`` reads: the one named, or a chain's latest."""
@@ -451,7 +453,7 @@ class Archive:
         return resolved.sessions[-1]  # a whole chain: its latest session
 
     def turns(self, info: SessionInfo) -> list[Turn]:
-        return build_turns(self.reader.session(self.library.session_files.get(info.session_id, [])))
+        return build_turns(self.reader.session(self.library.files_of(info.session_id)))
 
     def read_turn(self, ref: str, turn_number: int | None = None) -> Turn:
         resolved = self.resolve(ref)
@@ -507,7 +509,7 @@ class Archive:
 
     def get_message_context(self, ref: str, sequence: int, *, before: int = 5, after: int = 5, include_tool_outputs: bool = True) -> MessageContext:
         info = self.one_session(ref)
-        messages = self.reader.session(self.library.session_files.get(info.session_id, []))
+        messages = self.reader.session(self.library.files_of(info.session_id))
         if not include_tool_outputs:
             messages = [m for m in messages if m.type != "tool_result" or m.sequence == sequence]
         index = next((i for i, m in enumerate(messages) if m.sequence == sequence), None)
@@ -530,7 +532,7 @@ class Archive:
         """Messages of one session, streamed file by file (SPEC §5 get_session_messages)."""
         info = self.one_session(ref)
         threshold = parse_user_time(since, name="since")
-        files = list(self.library.session_files.get(info.session_id, []))
+        files = list(self.library.files_of(info.session_id))
 
         def stream() -> Iterator[Message]:
             for message in self.reader.iter_session(files):
