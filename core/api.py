@@ -504,11 +504,12 @@ class Archive:
         """Sessions (and maybe a turn) named by any reference form (SPEC §4)."""
         parsed = parse_reference(ref)
         lib = self.library
-        key = lib.slugs.get(parsed.name)
-        if key is None and parsed.sessions:  # a slug-less chain's name takes a range: 0fae0449#1-2
+        slug_chain = lib.slug_chain(parsed.name)
+        if slug_chain is None and parsed.sessions:  # a slug-less chain's name takes a range: 0fae0449#1-2
             key = lib.chain_names.get(parsed.name)
-        if key is not None:
-            chain = tuple(lib.chains[key])
+            slug_chain = lib.chains[key] if key else None
+        if slug_chain is not None:
+            chain = tuple(slug_chain)
             if parsed.sessions:
                 try:
                     picked = parse_session_range(parsed.sessions, len(chain))
@@ -528,7 +529,9 @@ class Archive:
         if len(found) > 1:
             shown = ", ".join(found[:5])
             raise BadInput(f"Ambiguous session id prefix {parsed.name!r}: matches {len(found)} sessions ({shown}); give more characters")
-        info = lib.sessions[found[0]]
+        info = lib.session(found[0])
+        if info is None:  # find_ids names only sessions of this library
+            raise NotFound(f"Unknown session_id: {parsed.name}")
         return Resolved(ref=ref, sessions=(info,), chain=tuple(lib.chain(info.session_id)), turn=parsed.turn, single=True)
 
     # --- reading -----------------------------------------------------------------------
@@ -536,14 +539,14 @@ class Archive:
     def session_messages(self, ref: str) -> list[Message]:
         """The whole stitched stream (file by file) of the one session a reference names."""
         info = self.one_session(ref)
-        return self.reader.session(self.library.session_files.get(info.session_id, []))
+        return self.reader.session(self.library.files_of(info.session_id))
 
     def one_session(self, ref: str, call: str = "This call") -> SessionInfo:
         """The session a one-session call reads; a chain or range is refused (one line)."""
         return coverage.one_session(self.resolve(ref), call)
 
     def turns(self, info: SessionInfo) -> list[Turn]:
-        return build_turns(self.reader.session(self.library.session_files.get(info.session_id, [])))
+        return build_turns(self.reader.session(self.library.files_of(info.session_id)))
 
     def read_turn(self, ref: str, turn_number: int | None = None, *, budget: int | None = RESULT_BUDGET) -> Turn:
         """One turn of one session (a chain, a range or a conflicting turn_number is refused)."""
@@ -597,7 +600,7 @@ class Archive:
         """A message and its neighbours in the session's time order (subagents interleaved)."""
         resolved = self.resolve(ref)
         info = coverage.one_session(resolved, "get_message_context")
-        messages = chronological(self.reader.session(self.library.session_files.get(info.session_id, [])))
+        messages = chronological(self.reader.session(self.library.files_of(info.session_id)))
         covered = coverage.ref_for((info,), resolved.chain, single=resolved.single)
         return answers.message_context(
             messages, sequence, before=before, after=after, include_tool_outputs=include_tool_outputs, info=info,
@@ -624,7 +627,7 @@ class Archive:
         plan = []
         for info in sessions:
             own = coverage.ref_for((info,), lib.chain(info.session_id)) if len(sessions) > 1 else info.session_id
-            plan.append((info, own, [self.reader.iter_file(f) for f in lib.session_files.get(info.session_id, [])]))
+            plan.append((info, own, [self.reader.iter_file(f) for f in lib.files_of(info.session_id)]))
 
         def keep(message: Message) -> bool:
             if message.type in ("tool_use", "tool_result") and not include_tools:
@@ -651,8 +654,8 @@ class Archive:
         if resolved.turn is not None:
             raise BadInput(f"{ref!r} names a turn; statistics cover sessions (drop the :{resolved.turn})")
         covered = coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single)
-        files = self.library.session_files
-        stats = answers.statistics(resolved.sessions, lambda s: self.reader.session(files.get(s.session_id, [])), ref=covered)
+        lib = self.library
+        stats = answers.statistics(resolved.sessions, lambda s: self.reader.session(lib.files_of(s.session_id)), ref=covered)
         per_session = self.sessions_usage([s.session_id for s in resolved.sessions])
         stats["usage"] = usage.combined(per_session.values()).to_dict()
         return stats

@@ -68,6 +68,8 @@ class Library:
         self._rows: dict[str, dict | None] = {}  # lazily read session rows (None: none in scope)
         self._one: dict[str, SessionInfo | None] = {}
         self._one_files: dict[str, list[FileEntry]] = {}
+        self._one_chains: dict[str, list[SessionInfo]] = {}
+        self._one_chain_of: dict[str, str] = {}
         self._common: str | None = None
         if not lazy:
             self._build()
@@ -250,8 +252,11 @@ class Library:
             self._one_files[r["session_id"]] = entries
             base.append(self._info(r, entries, common))
         base.sort(key=lambda s: (s.first_timestamp or "", s.session_id))
-        for info in _numbered(key, base, {}):
+        numbered = _numbered(key, base, {})
+        for info in numbered:
             self._one[info.session_id] = info
+            self._one_chain_of[info.session_id] = key
+        self._one_chains[key] = numbered
         self._one.setdefault(session_id, None)
 
     def _common_prefix(self) -> str:
@@ -300,10 +305,29 @@ class Library:
     # --- lookups ------------------------------------------------------------------------
 
     def chain(self, session_id: str) -> list[SessionInfo]:
-        return self.chains[self.chain_of[session_id]]
+        if self._built:
+            return self._chains[self._chain_of[session_id]]
+        if self.session(session_id) is None:
+            raise KeyError(session_id)
+        return self._one_chains[self._one_chain_of[session_id]]
+
+    def slug_chain(self, slug: str) -> list[SessionInfo] | None:
+        """The chain of sessions sharing ``slug`` (oldest first), if any is in scope."""
+        if self._built:
+            key = self._slugs.get(slug)
+            return self._chains[key] if key else None
+        key = f"slug:{slug}"
+        if key not in self._one_chains:
+            rows = self._remember(self._catalog.sessions("WHERE slug=?", (slug,)))
+            if not rows:
+                return None
+            self.session(rows[0]["session_id"])
+        return self._one_chains.get(key)
 
     def find_ids(self, name: str) -> list[str]:
         """Sessions whose id (or alias) is ``name`` or starts with it (≥ 8 chars)."""
+        if not self._built:
+            return self._find_ids_lazily(name)
         if name in self.sessions:
             return [name]
         if name in self.aliases:
@@ -316,6 +340,32 @@ class Library:
             found.append(self._sorted_ids[i])
             i += 1
         for alias, sid in self.aliases.items():
+            if alias.startswith(name) and sid not in found:
+                found.append(sid)
+        return found
+
+    def _find_ids_lazily(self, name: str) -> list[str]:
+        """:meth:`find_ids` from the session id index (and the aliases column), not every session."""
+        if self.session(name) is not None:
+            return [name]
+        quoted = json.dumps(name)[1:-1].replace("%", "\\%").replace("_", "\\_")
+        with_alias = self._remember(self._catalog.sessions("WHERE aliases LIKE ? ESCAPE '\\'", (f'%"{quoted}%',)))
+        aliases: dict[str, str] = {}  # alias → its first session, as the full build has it
+        for r in with_alias:
+            for alias in json.loads(r["aliases"] or "[]"):
+                aliases.setdefault(alias, r["session_id"])
+        if name in aliases:
+            return [aliases[name]]
+        if len(name) < MIN_PREFIX:
+            return []
+        found = []
+        rows = self._catalog.db.execute("SELECT session_id, agent, project_key, cwd FROM sessions WHERE session_id >= ? ORDER BY session_id", (name,))
+        for sid, agent, key, cwd in rows:
+            if not sid.startswith(name):
+                break
+            if self._scope.matches(agent, key, cwd):
+                found.append(sid)
+        for alias, sid in aliases.items():
             if alias.startswith(name) and sid not in found:
                 found.append(sid)
         return found

@@ -111,8 +111,8 @@ class TeamArchive:
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def sync(self, paths=None, progress=None) -> UpdateResult:
-        """Look for other members' pushes now (the team store is written by `sync`)."""
+    def sync(self, paths=None, progress=None, *, quick: bool = False) -> UpdateResult:
+        """Look for other members' pushes now (the team store is written by `sync`; ``quick`` changes nothing here)."""
         return UpdateResult(changed_sessions=tuple(self._refresh(force=True)))
 
     def sync_in_background(self, progress=None) -> threading.Thread:
