@@ -236,7 +236,8 @@ def test_bad_paging_arguments_are_errors(archive):
 
 
 def test_hostile_queries_never_fail(archive):
-    for q in ('"', '-', '*', '"unclosed phrase', '--', '-"x y"', 'a* b* c*', '"" -"" **', "-wombat"):
+    pasted = " ".join(f"word{i} -not{i} pre{i}*" for i in range(3000))  # a pasted log
+    for q in ('"', '-', '*', '"unclosed phrase', '--', '-"x y"', 'a* b* c*', '"" -"" **', "-wombat", pasted):
         archive.search(q)
         archive.search(q, typing=True)
 
