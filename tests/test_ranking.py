@@ -197,6 +197,7 @@ def test_recency_words_lift_the_newer_match(archive, home):
     assert _sessions(archive.search("capybara deploy"))[:2] == [home.ids["older"], home.ids["newer"]]
     assert _sessions(archive.search("most recent capybara deploy"))[:2] == [home.ids["newer"], home.ids["older"]]
     assert _sessions(archive.search("the last time I fixed the capybara deploy"))[0] == home.ids["newer"]
+    assert _sessions(archive.search("latest capybara deploy"))[0] == home.ids["newer"]
 
 
 def test_excluding_a_compound_excludes_the_identifier_not_its_parts(archive, home):
