@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from .tokenize import Tokenizer, default_tokenizer
 
 MIN_PREFIX = 2  # characters before a ``*`` to expand it
+MAX_CLAUSES = 64  # terms of one query that count (a pasted log must not make a query slow)
 MIN_TYPED_PREFIX = 3  # characters of a word being typed before it expands (two letters match too much)
 _TOKEN = re.compile(r'(-?)"([^"]*)(?:"|$)|(\S+)')
 # Words asking for the newest of similar turns; they are dropped from the terms.
@@ -98,8 +99,9 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
             if term in clauses:
                 continue
             clauses[term] = Clause(term, prefix if j == 0 else None)
-    positive = tuple(clauses)
-    return Query(tuple(clauses.values()), tuple(dict.fromkeys(excluded)), tuple(phrases), recency, positive)
+    kept = list(clauses.values())[:MAX_CLAUSES]
+    positive = tuple(c.term for c in kept)
+    return Query(tuple(kept), tuple(dict.fromkeys(excluded))[:MAX_CLAUSES], tuple(phrases), recency, positive)
 
 
 def _exclusion_terms(tok: Tokenizer, text: str) -> list[str]:

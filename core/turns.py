@@ -33,7 +33,7 @@ TOOL_OUTPUT_SALIENT = 1500  # … and the error, failure and version lines in be
 # A long autonomous turn (hundreds of tool calls) is indexed as passages of about
 # this much text, each carrying the prompt: BM25's length normalization then
 # compares like with like, and a detail deep in the turn is not cut off.
-PART_TOOLS_CHARS = 8_000
+PART_TOOLS_CHARS = 16_000  # (8,000 before tool outputs kept their salient lines: as many passages now)
 PART_ANSWER_CHARS = 6_000
 MAIN_FIELD_CAP = 60_000
 

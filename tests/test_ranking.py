@@ -197,6 +197,7 @@ def test_recency_words_lift_the_newer_match(archive, home):
     assert _sessions(archive.search("capybara deploy"))[:2] == [home.ids["older"], home.ids["newer"]]
     assert _sessions(archive.search("most recent capybara deploy"))[:2] == [home.ids["newer"], home.ids["older"]]
     assert _sessions(archive.search("the last time I fixed the capybara deploy"))[0] == home.ids["newer"]
+    assert _sessions(archive.search("latest capybara deploy"))[0] == home.ids["newer"]
 
 
 def test_excluding_a_compound_excludes_the_identifier_not_its_parts(archive, home):
@@ -236,7 +237,8 @@ def test_bad_paging_arguments_are_errors(archive):
 
 
 def test_hostile_queries_never_fail(archive):
-    for q in ('"', '-', '*', '"unclosed phrase', '--', '-"x y"', 'a* b* c*', '"" -"" **', "-wombat"):
+    pasted = " ".join(f"word{i} -not{i} pre{i}*" for i in range(3000))  # a pasted log
+    for q in ('"', '-', '*', '"unclosed phrase', '--', '-"x y"', 'a* b* c*', '"" -"" **', "-wombat", pasted):
         archive.search(q)
         archive.search(q, typing=True)
 

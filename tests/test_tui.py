@@ -100,6 +100,20 @@ async def test_search_as_you_type_shows_ranked_hits_with_highlights(demo_home):
         assert {"watermark", "skew"} <= marked
 
 
+async def test_the_word_being_typed_matches_as_a_prefix(demo_home):
+    home, corpus = demo_home
+    app = app_for(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        _, answer = corpus.queries[-1]  # ("watermark skew", ingest-long)
+        await search(pilot, "watermark ske")  # "ske" is still being typed
+        pane = app.main.search_pane
+        assert pane.hits and pane.hits[0].session_id == answer
+        prompt = app.main.query_one(HitList).get_option_at_index(0).prompt
+        marked = {prompt.plain[span.start : span.end].lower() for span in prompt.spans if "warning" in str(span.style)}
+        assert "skew" in marked
+
+
 async def test_stale_search_results_are_dropped(demo_home):
     from tui.messages import SearchFinished
 
