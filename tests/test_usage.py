@@ -137,6 +137,13 @@ def test_usage_totals_equal_an_independent_count_of_the_real_transcripts(tmp_pat
         report = archive.usage_report(by="agent")
         got = {name: [t.input, t.output, t.cache_creation, t.cache_read, t.responses] for name, t in report.rows}
         assert got == expected
+        # one session's usage (read for that session alone) agrees with the whole report
+        by_ref = {label: t.to_dict() for label, t in archive.usage_report(by="session").rows}
+        sessions = archive.list_sessions(limit=500)
+        per_session = archive.sessions_usage([s.session_id for s in sessions])
+        for s in sessions:
+            got = per_session[s.session_id].to_dict()
+            assert got == by_ref.get(s.ref or s.session_id, {**got, "responses": 0} if not got["responses"] else None), s.ref
         # a second sync over unchanged files changes nothing
         archive.sync()
         assert {n: t.total for n, t in archive.usage_report(by="agent").rows} == {n: sum(v[:4]) for n, v in expected.items()}
