@@ -344,3 +344,23 @@ def test_hostile_usage_values_count_nothing_and_break_nothing(tmp_path: Path) ->
     assert result.skipped == 0 and len(result.entries) == 5  # every message still read
     assert [(u.key, u.input_tokens, u.output_tokens, u.cache_read_tokens) for u in result.usage] == [
         ("claude:msg_1:req_1", 10, 7, 20000), ("claude:msg_5:req_5", 0, 0, 0)]
+
+
+def test_a_response_finished_by_appended_records_is_updated_not_added(tmp_path: Path) -> None:
+    from .support import open_archive
+
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-home-t-work-usage"
+    project.mkdir(parents=True)
+    path = project / f"{SID}.jsonl"
+    prompt = json.dumps({"type": "user", "uuid": "u0", "sessionId": SID, "timestamp": "2026-10-01T09:59:59.000Z",
+                         "cwd": "/home/t/work/usage", "message": {"role": "user", "content": "go"}})
+    path.write_text(prompt + "\n" + _claude_record(1, out=8) + "\n")
+    with open_archive(home) as archive:
+        assert archive.session_usage(SID).output == 8
+        with path.open("a") as fh:  # the rest of the same response, then the next one
+            fh.write(_claude_record(2, out=300) + "\n" + _claude_record(3, out=4, mid="msg_9", rid="req_9") + "\n")
+        result = archive.sync()
+        assert result.bytes_read < path.stat().st_size  # read from where it stopped
+        totals = archive.session_usage(SID)
+        assert (totals.responses, totals.output) == (2, 304)
