@@ -674,9 +674,13 @@ class Archive:
         return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent)
 
     def sessions_usage(self, session_ids: Iterable[str]) -> dict[str, usage.Totals]:
-        """Tokens and estimated cost per session (its subagents included)."""
-        records, owners = self._usage_source()
-        return usage.by_session(records, owners, session_ids)
+        """Tokens and estimated cost per session: every file of its id (subagents, pings)."""
+        wanted = list(session_ids)
+        files: dict[str, list[int]] = {sid: [] for sid in wanted}
+        marks = ",".join("?" * len(wanted))
+        for row in self.catalog.files(("file_id", "session_id"), f"WHERE session_id IN ({marks})", wanted) if wanted else ():
+            files[row["session_id"]].append(row["file_id"])
+        return {sid: usage.totals_of(usage.catalog_file_records(self.catalog, ids)) for sid, ids in files.items()}
 
     def session_usage(self, ref: str) -> usage.Totals:
         info = self.one_session(ref)

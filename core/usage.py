@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS usage(
     cache_read INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY(file_id, key)
 );
+CREATE INDEX IF NOT EXISTS usage_key ON usage(key);
 """
 _UPSERT = (
     "INSERT INTO usage(file_id, key, ts, model, input, output, cache_creation, cache_read) VALUES(?,?,?,?,?,?,?,?) "
@@ -116,6 +117,37 @@ def dedupe(rows: Iterable[tuple]) -> list[Record]:
         else:
             out.append(Record(*row))
     return out
+
+
+def catalog_file_records(catalog, file_ids: list[int]) -> list[Record]:
+    """The responses one session's files own, without reading every response.
+
+    The same rule as :func:`catalog_records` (a response belongs to the first file
+    holding it, replaying files last), checked only for the few keys another
+    file also holds: opening a conversation stays as fast in a huge archive.
+    """
+    if not file_ids:
+        return []
+    marks = ",".join("?" * len(file_ids))
+    rows = catalog.db.execute(
+        f"{ORDERED_SQL.split(' ORDER BY ')[0]} WHERE u.file_id IN ({marks}) ORDER BY u.key, f.replay_of IS NOT NULL, u.file_id",
+        file_ids,
+    ).fetchall()
+    records = dedupe(rows)
+    shared = catalog.db.execute(
+        f"SELECT o.key, o.file_id, f.replay_of IS NOT NULL FROM usage o LEFT JOIN files f ON f.file_id = o.file_id "
+        f"WHERE o.file_id NOT IN ({marks}) AND o.key IN (SELECT key FROM usage WHERE file_id IN ({marks}))",
+        [*file_ids, *file_ids],
+    ).fetchall()
+    if not shared:
+        return records
+    replaying = {r[0] for r in catalog.db.execute(f"SELECT file_id FROM files WHERE file_id IN ({marks}) AND replay_of IS NOT NULL", file_ids)}
+    first_elsewhere: dict[str, tuple[bool, int]] = {}
+    for key, file_id, replays in shared:
+        rank = (bool(replays), file_id)
+        if key not in first_elsewhere or rank < first_elsewhere[key]:
+            first_elsewhere[key] = rank
+    return [r for r in records if r.key not in first_elsewhere or (r.file_id in replaying, r.file_id) < first_elsewhere[r.key]]
 
 
 _cache: dict[str, tuple[int, list[Record]]] = {}
@@ -229,15 +261,11 @@ def human(n: int) -> str:
     return str(n)
 
 
-def by_session(records: Iterable[Record], files: Mapping[int, Owner], session_ids: Iterable[str]) -> dict[str, Totals]:
-    """Totals for each of ``session_ids`` (every file of the session: its subagents too)."""
-    out = {sid: Totals() for sid in session_ids}
+def totals_of(records: Iterable[Record]) -> Totals:
+    totals = Totals()
     for r in records:
-        owner = files.get(r.file_id)
-        totals = out.get(owner.session_id) if owner is not None and owner.session_id else None
-        if totals is not None:
-            totals.add(r)
-    return out
+        totals.add(r)
+    return totals
 
 
 @dataclass(frozen=True, slots=True)

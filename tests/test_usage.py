@@ -137,6 +137,13 @@ def test_usage_totals_equal_an_independent_count_of_the_real_transcripts(tmp_pat
         report = archive.usage_report(by="agent")
         got = {name: [t.input, t.output, t.cache_creation, t.cache_read, t.responses] for name, t in report.rows}
         assert got == expected
+        # one session's usage (read for that session alone) agrees with the whole report
+        by_ref = {label: t.to_dict() for label, t in archive.usage_report(by="session").rows}
+        sessions = archive.list_sessions(limit=500)
+        per_session = archive.sessions_usage([s.session_id for s in sessions])
+        for s in sessions:
+            got = per_session[s.session_id].to_dict()
+            assert got == by_ref.get(s.ref or s.session_id, {**got, "responses": 0} if not got["responses"] else None), s.ref
         # a second sync over unchanged files changes nothing
         archive.sync()
         assert {n: t.total for n, t in archive.usage_report(by="agent").rows} == {n: sum(v[:4]) for n, v in expected.items()}
@@ -337,3 +344,23 @@ def test_hostile_usage_values_count_nothing_and_break_nothing(tmp_path: Path) ->
     assert result.skipped == 0 and len(result.entries) == 5  # every message still read
     assert [(u.key, u.input_tokens, u.output_tokens, u.cache_read_tokens) for u in result.usage] == [
         ("claude:msg_1:req_1", 10, 7, 20000), ("claude:msg_5:req_5", 0, 0, 0)]
+
+
+def test_a_response_finished_by_appended_records_is_updated_not_added(tmp_path: Path) -> None:
+    from .support import open_archive
+
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-home-t-work-usage"
+    project.mkdir(parents=True)
+    path = project / f"{SID}.jsonl"
+    prompt = json.dumps({"type": "user", "uuid": "u0", "sessionId": SID, "timestamp": "2026-10-01T09:59:59.000Z",
+                         "cwd": "/home/t/work/usage", "message": {"role": "user", "content": "go"}})
+    path.write_text(prompt + "\n" + _claude_record(1, out=8) + "\n")
+    with open_archive(home) as archive:
+        assert archive.session_usage(SID).output == 8
+        with path.open("a") as fh:  # the rest of the same response, then the next one
+            fh.write(_claude_record(2, out=300) + "\n" + _claude_record(3, out=4, mid="msg_9", rid="req_9") + "\n")
+        result = archive.sync()
+        assert result.bytes_read < path.stat().st_size  # read from where it stopped
+        totals = archive.session_usage(SID)
+        assert (totals.responses, totals.output) == (2, 304)

@@ -56,6 +56,15 @@ class UserView(Archive):
         cols = ("file_id", "agent", "session_id", "project_key")
         return usage.dedupe(rows), usage.owners([dict(zip(cols, f)) for f in files], self._lib.sessions)
 
+    def sessions_usage(self, session_ids) -> dict[str, usage.Totals]:
+        records, owners = self._usage_source()
+        out = {sid: usage.Totals() for sid in session_ids}
+        for r in records:
+            owner = owners.get(r.file_id)
+            if owner is not None and owner.session_id in out:
+                out[owner.session_id].add(r)
+        return out
+
     def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         mains = [e for e in lib.session_files.get(session_id, ()) if e.kind == "main"]
         best = None
