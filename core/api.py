@@ -683,8 +683,9 @@ class Archive:
         return {sid: usage.totals_of(usage.catalog_file_records(self.catalog, ids)) for sid, ids in files.items()}
 
     def session_usage(self, ref: str) -> usage.Totals:
-        info = self.one_session(ref)
-        return self.sessions_usage([info.session_id])[info.session_id]
+        """Token usage of every session ``ref`` names (a session, a range or a chain)."""
+        ids = [s.session_id for s in self.resolve(ref).sessions]
+        return usage.combined(self.sessions_usage(ids).values())
 
     def resume_plan(self, ref: str) -> resume.ResumePlan:
         """The command that resumes ``ref`` in its agent (core.resume)."""

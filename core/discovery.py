@@ -29,6 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .fspath import is_text, path_from_db, path_to_db
+
 MAX_DEPTH = 3  # deepest transcript dir below a root: codex sessions/YYYY/MM/DD, claude P/S/subagents
 RECENT_SECONDS = 24 * 3600
 UNSETTLED_NS = 2_000_000_000  # a dir changed this recently may change again within one mtime tick
@@ -105,13 +107,13 @@ def scan(roots: Iterable[Path], recorded: dict[str, int], now_ns: int | None = N
 
 
 def recorded_dirs(db) -> dict[str, int]:
-    return dict(db.execute("SELECT path, mtime_ns FROM dirs"))
+    return {path_from_db(p): m for p, m in db.execute("SELECT path, mtime_ns FROM dirs")}
 
 
 def record(db, before: dict[str, int], found: DirScan) -> None:
     """Store the dirs a scan saw (in the caller's write transaction), only what moved."""
-    gone = [(p,) for p in before if p not in found.dirs]
-    moved = [(p, m) for p, m in found.dirs.items() if before.get(p) != m]
+    gone = [(path_to_db(p),) for p in before if p not in found.dirs]
+    moved = [(path_to_db(p), m) for p, m in found.dirs.items() if before.get(p) != m]
     if gone:
         db.executemany("DELETE FROM dirs WHERE path=?", gone)
     if moved:
@@ -121,17 +123,34 @@ def record(db, before: dict[str, int], found: DirScan) -> None:
 def files_under(db, columns: tuple[str, ...], directory: str, *, direct: bool) -> list[dict]:
     """Catalog rows of files below ``directory`` (only its own files when ``direct``)."""
     prefix = directory.rstrip(os.sep) + os.sep
-    sql = f"SELECT {', '.join(columns)} FROM files WHERE path >= ? AND path < ?"
-    args: tuple = (prefix, prefix[:-1] + chr(ord(os.sep) + 1))
-    if direct:
-        sql += " AND instr(substr(path, ?), ?) = 0"
-        args = (*args, len(prefix) + 1, os.sep)
-    return [dict(zip(columns, row)) for row in db.execute(sql, args)]
+    # Paths that are not UTF-8 are stored as BLOBs (core/fspath.py), which SQLite
+    # orders apart from TEXT: look for each kind by its own bounds.
+    ranges: list[tuple[str | bytes, str | bytes, int]] = []
+    if is_text(prefix):
+        ranges.append((prefix, prefix[:-1] + chr(ord(os.sep) + 1), len(prefix)))
+    raw = os.fsencode(prefix)
+    ranges.append((raw, raw[:-1] + bytes([raw[-1] + 1]), len(raw)))
+    rows = []
+    for low, high, length in ranges:
+        sql = f"SELECT {', '.join(columns)} FROM files WHERE typeof(path) = ? AND path >= ? AND path < ?"
+        args: tuple = ("text" if isinstance(low, str) else "blob", low, high)
+        if direct:  # nothing deeper: no separator after the prefix
+            sql += " AND instr(substr(path, ?), ?) = 0"
+            args = (*args, length + 1, os.sep if isinstance(low, str) else os.sep.encode())
+        rows.extend(_row(columns, row) for row in db.execute(sql, args))
+    return rows
+
+
+def _row(columns: tuple[str, ...], row: tuple) -> dict:
+    out = dict(zip(columns, row))
+    if "path" in out:
+        out["path"] = path_from_db(out["path"])
+    return out
 
 
 def recent_files(db, columns: tuple[str, ...], now_ns: int) -> list[dict]:
     since = now_ns - RECENT_SECONDS * 1_000_000_000
-    return [dict(zip(columns, row)) for row in db.execute(f"SELECT {', '.join(columns)} FROM files WHERE mtime_ns > ?", (since,))]
+    return [_row(columns, row) for row in db.execute(f"SELECT {', '.join(columns)} FROM files WHERE mtime_ns > ?", (since,))]
 
 
 def moved(row: dict) -> bool:
