@@ -379,3 +379,17 @@ def test_claude_tool_input_with_an_invalid_byte_is_kept_with_it_replaced(tmp_pat
         calls = [m for m in archive.session_messages(corpus.sessions["claude"]) if m.uuid == "bad-input-1"]
         assert [m.tool_input for m in calls] == [{"command": "ls /tmp/mar\ufffdmot"}]
         assert file_skips(archive, corpus.files["claude"]) == {}
+
+
+def test_claude_line_cut_short_inside_tool_use_result_is_skipped(tmp_path):
+    """(Found by the fuzz suite.) The shortcut that decodes a record without its bulky
+    toolUseResult copy must not accept a line cut short inside that copy."""
+    corpus = build_corpus(tmp_path)
+    line = (b'{"type":"user","uuid":"cut-1","sessionId":"%s","timestamp":"2026-11-01T09:09:00Z",'
+            b'"message":{"role":"user","content":"a prompt about the manatee"},"toolUseResult":{"stdout":"x'
+            % corpus.sessions["claude"].encode())
+    corpus.append("claude", line + b"\n")
+    with open_archive(tmp_path) as archive:
+        assert_all_good_lines_found(archive, corpus)
+        assert file_skips(archive, corpus.files["claude"]) == {"invalid JSON": 1}
+        assert archive.search("manatee") == []

@@ -65,6 +65,7 @@ _record_decoder = msgspec.json.Decoder(Record)
 _decode_record = _record_decoder.decode
 _decode_record_lines = _record_decoder.decode_lines
 decode_any = msgspec.json.Decoder().decode
+_check_syntax = msgspec.json.Decoder(msgspec.Raw).decode
 
 # Record types that never carry a message we show. Most of a transcript's bytes are
 # ``progress`` records; recognizing them from the raw bytes skips the JSON decode.
@@ -154,7 +155,11 @@ def decode_record(line: bytes) -> tuple[Record | None, str | None]:
         # Newer versions may write toolUseResult before message/uuid/timestamp; a
         # cut that lost any of them is no shortcut.
         if record is not None and record.message is not None and record.uuid and record.timestamp:
-            return record, None
+            try:
+                _check_syntax(line)  # (a fast scan that builds nothing: a line cut short
+                return record, None  # inside toolUseResult is as bad as any other)
+            except DECODE_ERRORS:
+                pass
     try:
         return _decode_record(line), None
     except msgspec.ValidationError:
