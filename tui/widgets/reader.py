@@ -205,6 +205,7 @@ class Reader(VerticalScroll, can_focus=True):
         else:
             self.call_after_refresh(self.scroll_home, animate=False)
         self.call_after_refresh(self._check_edges)
+        self.call_after_refresh(self._check_more)  # a "more steps" line already in view (no scroll to come)
 
     def _scroll_to_block(self, index: int) -> None:
         widget = self._widget(index)
