@@ -102,17 +102,21 @@ class RelayApp(App[None]):
         The check is one ``PRAGMA data_version`` on an open SQLite connection
         (microseconds), so it runs here rather than in a worker.
         """
-        version_of = getattr(self.archive, "tags_version", None)
-        if version_of is None or self.syncing:
+        if self.archive is None or self.syncing:
             return
-        try:
-            version = version_of()
-        except Exception as error:  # a locked or vanished store: look again next time
-            self.log.warning(f"reading the tag store: {error!r}")
+        version = self._tags_version()
+        if version is None:
             return
         if self._tags_seen is not None and version != self._tags_seen:
             self.main.refresh_all(refresh=True)
         self._tags_seen = version
+
+    def _tags_version(self) -> Any:
+        try:
+            return self.archive.tags_version() if self.archive is not None else None
+        except Exception as error:  # a locked or vanished store: look again next time
+            self.log.warning(f"reading the tag store: {error!r}")
+            return None
 
     def _collect_when_idle(self) -> None:
         if self.heap is not None:
@@ -178,6 +182,7 @@ class RelayApp(App[None]):
 
     @on(ArchiveOpened)
     def _opened(self) -> None:
+        self._tags_seen = self._tags_version()  # before the panes read them: a later change refreshes
         self.main.refresh_all()
         self.main.set_status("Indexing…")
         self.syncing = True
@@ -373,7 +378,7 @@ class RelayApp(App[None]):
     def _tags_saved(self, message: TagsSaved) -> None:
         shown = " ".join(f"#{t}" for t in message.tags) or "no tags"
         self.notify(f"Session {message.session_id[:8]}: {shown}")
-        self._tags_seen = None  # our own change: refreshed here, not again by the poll
+        self._tags_seen = self._tags_version()  # our own change: refreshed here, not again by the poll
         self.main.refresh_all(refresh=True)
 
     # --- command palette -----------------------------------------------------

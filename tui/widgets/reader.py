@@ -205,6 +205,7 @@ class Reader(VerticalScroll, can_focus=True):
         else:
             self.call_after_refresh(self.scroll_home, animate=False)
         self.call_after_refresh(self._check_edges)
+        self.call_after_refresh(self._check_more)  # a "more steps" line already in view (no scroll to come)
 
     def _scroll_to_block(self, index: int) -> None:
         widget = self._widget(index)
@@ -301,8 +302,12 @@ class Reader(VerticalScroll, can_focus=True):
             return
         top, bottom = self.scroll_y, self.scroll_y + self.size.height
         for more in self.query(MoreSteps):
-            region = more.virtual_region
-            if region.y < bottom + self.size.height and region.bottom > top:
+            turn = more.parent
+            if not isinstance(turn, TurnView):
+                continue
+            # (a line's virtual region is relative to its turn; the turn's, to the reader)
+            y = turn.virtual_region.y + more.virtual_region.y
+            if y < bottom + self.size.height and y + 1 > top:
                 self.call_after_refresh(self._more, more, up)  # after what is on screen painted
                 return
 

@@ -20,7 +20,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from .. import tasks
-from ..formatting import around_match, highlight, query_terms, relative_time, spread
+from ..formatting import around_match, highlight, one_line, query_terms, relative_time, spread
 from ..messages import SearchFinished
 
 SNIPPET_CHARS = 150
@@ -42,7 +42,8 @@ def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
         Content.styled(relative_time(hit.timestamp, now), "$text-muted"),
         width,
     )
-    where = Content.assemble((hit.project or "—", "bold"), ("  ", ""), (hit.agent, "$text-secondary"))
+    room = width - len(hit.agent) - (12 if hit.is_sidechain else 2)  # one line, even at 80 columns
+    where = Content.assemble((one_line(hit.project or "—", max(room, 8)), "bold"), ("  ", ""), (hit.agent, "$text-secondary"))
     if hit.is_sidechain:
         where += Content.styled("  subagent", "$text-muted italic")
     terms = query_terms(query, hit.match_terms)

@@ -115,7 +115,7 @@ def row_prompt(row: Row, now: datetime, marked: bool, width: int, folded: bool =
             (f"  {len(row.chain)} sessions", "$text-muted"),
         )
         # the live marker sits with the time (one line at 80 columns, as on session rows)
-        when = Content.styled(f"{LIVE} live  ", "bold $text-success") if live else Content("")
+        when = Content.styled(f"{LIVE} ", "bold $text-success") if live else Content("")
         where = spread(
             Content.assemble("  ", (first.project or "—", "bold"), "  ", (first.agent, "$text-secondary")),
             when + Content.styled(relative_time(last.last_timestamp, now), "$text-muted"),
@@ -136,8 +136,10 @@ def row_prompt(row: Row, now: datetime, marked: bool, width: int, folded: bool =
         return line
     title = session.slug or session.session_id[:8]
     head = spread(mark + Content.styled(title, "bold $text-accent" if session.slug else "bold"), _when(session, now), width)
+    room = width - len(session.agent) - len(turns) - 7  # one line, even at 80 columns
     where = Content.assemble(
-        "  ", (session.project or "—", "bold"), "  ", (session.agent, "$text-secondary"), (f"  {turns}", "$text-muted")
+        "  ", (one_line(session.project or "—", max(room, 8)), "bold"), "  ", (session.agent, "$text-secondary"),
+        (f"  {turns}", "$text-muted"),
     ) + tags
     lines = [head, where]
     text = about(session)

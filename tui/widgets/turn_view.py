@@ -30,7 +30,7 @@ from ..blocks import Block, Item
 from ..formatting import bounded, clock, highlight, one_line, pretty_input, relative_path, relative_time
 from .sessions_pane import about
 
-ITEM_PAGE = 12  # steps of a turn mounted at a time once it is being read
+ITEM_PAGE = 8  # steps of a turn mounted at a time once it is being read
 PROMPT_CHARS = 4_000
 ANSWER_CHARS = 20_000
 RESULT_CHARS = 4_000
