@@ -65,8 +65,11 @@ def preview(text: str, lines: int = PREVIEW_LINES, width: int = 56) -> str:
     return "\n".join("│ " + (line if len(line) <= width else line[: width - 1] + "…") for line in shown)
 
 
-def notice(what: str, text: str, how: str, path: Path | None) -> tuple[str, str]:
-    """``(title, message)`` saying exactly what happened, with a preview and the file."""
+def notice(what: str, text: str, how: str, path: Path | None, *, show_preview: bool = True) -> tuple[str, str]:
+    """``(title, message)`` saying exactly what happened, with a preview and the file.
+
+    ``show_preview=False``: the caller shows the text whole (a one-line command).
+    """
     lines = text.count("\n") + 1
     size = f"{lines:,} line{'' if lines == 1 else 's'}, {len(text):,} chars"
     if how == PYPERCLIP:
@@ -76,4 +79,5 @@ def notice(what: str, text: str, how: str, path: Path | None) -> tuple[str, str]
         title = "Sent via OSC 52"
         head = f"{what} sent to the terminal via OSC 52 — your terminal or tmux must allow it; see README ({size})."
     tail = f"\nAlso saved to {path}" if path is not None else ""
-    return title, f"{head}\n{preview(text)}{tail}"
+    body = f"\n{preview(text)}" if show_preview else ""
+    return title, f"{head}{body}{tail}"

@@ -140,6 +140,7 @@ class ResumeReady(Message):
     note: str | None
     how: str = ""
     detail: str = ""
+    path: str = ""  # the file the command was also saved to ("" if that failed)
 
 
 @dataclass

@@ -222,8 +222,8 @@ def resume_command(archive: Any, ref: str, app: Any) -> ResumeReady:
     plan = archive.resume_plan(ref)
     if plan.command is None:
         return ResumeReady(ref=ref, command=None, note=plan.reason)
-    how, detail = copy_text(app, plan.command)
-    return ResumeReady(ref=ref, command=plan.command, note=plan.reason, how=how, detail=detail)
+    copied = _copy(app, "The command", plan.command)
+    return ResumeReady(ref=ref, command=plan.command, note=plan.reason, how=copied.how, detail=copied.detail, path=copied.path)
 
 
 def export(archive: Any, ref: str, fmt: str, cwd: Any, roots: list[Any]) -> ExportDone:

@@ -8,6 +8,7 @@ without moving anyone's selection.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from textual import on
@@ -19,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, ProgressBar, Static
 
 from .. import tasks
+from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ExportDone, ResumeReady
 from ..widgets.reader import Reader, ReaderPane
@@ -364,9 +366,11 @@ class MainScreen(Screen):
         if message.command is None:
             self.notify(message.note or "This session cannot be resumed.", title="Resume", severity="warning")
             return
-        how = "pyperclip" if message.how == "pyperclip" else f"OSC 52 — the terminal's clipboard ({message.detail})"
+        # The same honest notice as every copy (tui/clipboard.py), the command shown whole.
+        path = Path(message.path) if message.path else None
+        title, copied = clipboard_notice("The command", message.command, message.how, path, show_preview=False)
         note = f"\n{message.note[0].upper()}{message.note[1:]}." if message.note else ""
-        self.notify(f"{message.command}{note}\nCopied the command via {how}.", title="Resume", timeout=12)
+        self.notify(f"{message.command}{note}\n{copied}", title=f"Resume · {title}", timeout=12)
 
     def action_export(self) -> None:
         ref = self.selected_ref()
