@@ -34,6 +34,7 @@ from .claude_records import (
     decode_record,
     is_ignorable,
     raw_to_obj,
+    usage_fields,
 )
 
 AGENT = "claude"
@@ -356,7 +357,7 @@ class _FileReader:
 
     def _note_usage(self, record: Record, body: Body) -> None:
         found = claude_usage(
-            raw_to_obj(body.usage), message_id=body.id, request_id=record.requestId,
+            usage_fields(body.usage), message_id=body.id, request_id=record.requestId,
             model=body.model, timestamp=record.timestamp, uuid=record.uuid,
         )
         if found is not None:

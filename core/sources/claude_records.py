@@ -194,7 +194,34 @@ def raw_to_obj(raw: msgspec.Raw | None) -> Any:
             return None
     except DECODE_ERRORS:
         return None
-    return None if too_deep(value) else value
+    # (too_deep's bracket count on the raw bytes spares the walk for nearly every value)
+    return None if too_deep(value, bytes(raw)) else value
+
+
+class UsageFields(msgspec.Struct, gc=False):
+    """The four counts of Claude Code's ``message.usage``, any type (checked by
+    ``core.sources.usage_fields``); everything else in the object is skipped in C."""
+
+    input_tokens: Any = 0
+    output_tokens: Any = 0
+    cache_creation_input_tokens: Any = 0
+    cache_read_input_tokens: Any = 0
+
+
+_usage_decoder = msgspec.json.Decoder(UsageFields | None)
+
+
+def usage_fields(raw: msgspec.Raw) -> dict[str, Any] | None:
+    """``message.usage`` as a dict of its counts; None when it is not an object.
+
+    Decoded only as far as the counts (every assistant record carries a usage
+    object, and building each whole one cost a cold index more than its text).
+    """
+    try:
+        found = _usage_decoder.decode(raw)
+    except DECODE_ERRORS:
+        return None
+    return None if found is None else msgspec.structs.asdict(found)
 
 
 def content_digest(body: Body | None) -> int:
