@@ -29,7 +29,7 @@ def _corpus(home: Path) -> None:
     t = transcript(LONG_ID, cwd="/home/t/work/queues", slug="long-winding-queue", start=start + timedelta(days=3))
     for n in range(LONG_TURNS):
         t.user(f"step {n}: why does route_to_dlq drop message {n}? route_to_dlq again")  # ranks first
-        t.assistant(f"Turn {n}: route_to_dlq now retries batch {n} before giving up.")
+        t.assistant(f"Turn {n}: route_to_dlq now retries batch {n} before giving up (ask the lighthousekeeper).")
     t.write(project_dir(home, "/home/t/work/queues"))
     for i in range(SHORT_SESSIONS):
         sid = f"40004000-4000-4000-8000-{i:012d}"
@@ -144,3 +144,22 @@ async def test_scrolling_to_the_end_loads_the_next_page(tmp_path):
         hit_list.scroll_end(animate=False, immediate=True)  # as the mouse wheel does: the highlight stays put
         await wait_for(pilot, lambda: len(pane.hits) > tasks.SEARCH_LIMIT, what="the next page")
         assert hit_list.highlighted == 0
+
+
+async def test_the_reader_marks_the_hits_of_a_half_typed_word(tmp_path):
+    _corpus(tmp_path)
+    app = make_app(tmp_path, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, timeout=60)
+        await _search(pilot, "lighthousekee")  # still being typed: a prefix, as in the list
+        pane = app.main.search_pane
+        index = [h.session_id for h in pane.hits].index(LONG_ID)
+        assert pane.hits[index].more_in_session == LONG_TURNS - 1
+        pane.query_one(HitList).focus()
+        pane.query_one(HitList).highlighted = index
+        await pilot.press("enter")
+        reader = app.main.reader
+        await wait_for(pilot, lambda: reader.is_open and reader.current is not None, what="the reader")
+        await settle(pilot)
+        assert len(reader.hits) == LONG_TURNS  # n/N walks what the row counted
+        assert reader.current in reader.hits

@@ -164,7 +164,8 @@ def load_conversation(
     if query.strip():
         found: list[Any] = []
         for session in sessions:
-            found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT))
+            # typing=True as in the hit list, so n/N visits the turns the list counted
+            found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT, typing=True))
         hits = hit_blocks(blocks, found)
     return ConversationLoaded(
         ref=resolved.ref or ref,

@@ -56,7 +56,7 @@ def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
     snippet = highlight(around_match(hit.snippet or "", terms, 2 * width - 4), terms)
     lines = [head, where, snippet]
     if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
-        more = f"+{hit.more_in_session} more in this session · n/N in the reader"
+        more = f"+{hit.more_in_session} more in this session (n/N)"
         lines.append(Content.styled(one_line(more, width), "$text-muted italic"))
     return Content("\n").join(lines)
 
