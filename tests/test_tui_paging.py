@@ -163,3 +163,22 @@ async def test_the_reader_marks_the_hits_of_a_half_typed_word(tmp_path):
         await settle(pilot)
         assert len(reader.hits) == LONG_TURNS  # n/N walks what the row counted
         assert reader.current in reader.hits
+
+
+async def test_n_more_counts_turns_as_the_reader_does_with_subagent_work(demo_home):
+    # session #1 of the demo matches "bm25 index" in turn 1, in turn 0 and in the
+    # subagent run during turn 0: that is two turns (n/N visits two), not three
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _search(pilot, "bm25 index")
+        pane = app.main.search_pane
+        first = pane.hits[0]
+        assert first.more_in_session == 1
+        await pilot.press("enter")
+        reader = app.main.reader
+        await wait_for(pilot, lambda: reader.is_open and reader.current is not None, what="the reader")
+        await settle(pilot)
+        assert reader.current_block.session_id == first.session_id
+        assert len(reader.hits) == first.more_in_session + 1
