@@ -355,7 +355,12 @@ class Archive:
         # "+N more" is the number of other turns, not of files × turns.
         sided = {session_of(h.file_id) for h in raw if self._is_side(lib, h, docs)} & set(counts)
         if sided:
-            parents = {sid: self._parent_turns(lib, sid) for sid in sided}  # one read per session, not per passage
+            # one read per session, not per passage, kept while the library (the index state) lasts:
+            # the next keystroke usually hits the same sessions
+            cached = getattr(self, "_parents_of", None)
+            if cached is None or cached[0] is not lib:
+                cached = self._parents_of = (lib, {})
+            parents = {sid: cached[1].get(sid) or cached[1].setdefault(sid, self._parent_turns(lib, sid)) for sid in sided}
             turns: dict[str, set[int | None]] = {}
             for h in raw:
                 sid = session_of(h.file_id)
