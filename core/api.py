@@ -7,6 +7,7 @@ waits for indexing. Results are model objects with ``to_dict()`` in the MCP shap
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import sqlite3
@@ -349,7 +350,55 @@ class Archive:
         )
         page = firsts[offset : offset + limit]
         counts = {session_of(h.file_id): more[h.doc_id] for h in page}
+        # A subagent's passage belongs to the main turn it ran in (as a hit's turn_number
+        # and the reader's n/N have it): recount the page's sessions that have one, so
+        # "+N more" is the number of other turns, not of files × turns.
+        sided = {session_of(h.file_id) for h in raw if self._is_side(lib, h, docs)} & set(counts)
+        if sided:
+            # one read per session, not per passage, kept while the library (the index state) lasts:
+            # the next keystroke usually hits the same sessions
+            cached = getattr(self, "_parents_of", None)
+            if cached is None or cached[0] is not lib:
+                cached = self._parents_of = (lib, {})
+            parents = {sid: cached[1].get(sid) or cached[1].setdefault(sid, self._parent_turns(lib, sid)) for sid in sided}
+            turns: dict[str, set[int | None]] = {}
+            for h in raw:
+                sid = session_of(h.file_id)
+                doc = docs.get(h.doc_id)
+                entry = lib.file(h.file_id)
+                if sid in sided and doc is not None and entry is not None:
+                    if entry.primary and (not doc["side"] or entry.kind != "main"):
+                        turn = entry.turn_base + doc["turn"]
+                    else:
+                        turn = parents[sid](doc["ts"])
+                    turns.setdefault(sid, set()).add(turn)
+            counts.update({sid: len(t) - 1 for sid, t in turns.items()})
         return query_exec.with_more(self._hits(lib, page, terms, limit, rarity=rarity, sort=sort), counts)
+
+    @staticmethod
+    def _is_side(lib: Library, h, docs: dict[int, dict]) -> bool:
+        entry = lib.file(h.file_id)
+        doc = docs.get(h.doc_id)
+        return entry is not None and doc is not None and not (entry.primary and (not doc["side"] or entry.kind != "main"))
+
+    def _parent_turns(self, lib: Library, session_id: str) -> Callable[[str | None], int | None]:
+        """:meth:`_parent_turn` for many passages of one session: its main turns read once."""
+        tables = []
+        for entry in (e for e in lib.files_of(session_id) if e.kind == "main"):
+            rows = self.catalog.db.execute(
+                "SELECT ts, turn FROM docs WHERE file_id=? AND side=0 AND ts IS NOT NULL ORDER BY ts", (entry.file_id,)
+            ).fetchall()
+            tables.append((entry.turn_base, [r[0] for r in rows], [r[1] for r in rows]))
+
+        def parent(ts: str | None) -> int | None:
+            best = None
+            for base, stamps, turns in tables:
+                i = bisect.bisect_right(stamps, ts or "") - 1
+                if i >= 0:
+                    best = base + turns[i]
+            return best
+
+        return parent
 
     def _hits(
         self, lib: Library, raw, terms: list[str], limit: int, skip: int = 0, rarity: dict[str, float] | None = None, sort: str = "relevance"

@@ -37,6 +37,7 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("c", "c", "Copy ref", "copy_ref", "Copy a reference block for another agent: the turn, the session or the marked range", where=(HITS, SESSIONS, READER)),
     Key("C", "C", "Copy text", "copy_content", "Copy the text itself as markdown: the session, chain or marked range (size-bounded, latest turns kept)", show=False),
     Key("f", "f", "Follow", "follow", "Follow a live session like tail -f (again to stop)", where=(SESSIONS, READER)),
+    Key("g", "g", "Group", "group_hits", "Hits: one row per session (\"+N more\": enter, then n/N) or every matching turn", show=False),
     Key("n", "n", "Next hit", "hit(1)", "Next search hit in the reader", where=(READER,)),
     Key("N", "N", "Prev hit", "hit(-1)", "Previous search hit in the reader", show=False),
     Key("p", "p", "Project", "filter('project')", "Filter by project (type to narrow the list)", where=(SESSIONS,)),

@@ -64,6 +64,9 @@ class SearchFinished(Message):
     elapsed_ms: float
     refresh: bool = False  # a live refresh: keep the selection
     opens: str | None = None  # the query is a reference (slug#4-5, an id prefix): offer to open it
+    offset: int = 0  # > 0: a further page, appended to the list
+    grouped: bool = True  # one row per session (group="session")
+    complete: bool = True  # a short page: nothing after these hits
 
 
 @dataclass

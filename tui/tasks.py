@@ -31,7 +31,8 @@ from .messages import (
 # What a typed or pasted reference looks like: a slug with at least one hyphen
 # (``velvet-puzzling-eclipse``, ``…#4-5``, ``…#4:12``) or a hex id prefix of 8+.
 REFERENCE = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)+(?:#[\d,\-]+(?::\d+)?)?|[0-9a-f]{8}[0-9a-f-]*(?::\d+)?)$")
-SEARCH_LIMIT = 25  # hits in the live list: a few screens; each one rendered costs keystroke latency
+SEARCH_LIMIT = 25  # hits per page of the live list: a few screens; each one rendered costs keystroke latency
+MAX_PAGE = 500  # the core's largest limit: what a live refresh re-fetches at most
 READER_HIT_LIMIT = 500
 
 
@@ -63,22 +64,43 @@ class Filters:
         return bool(self.project or self.agent or self.date_from or self.date_to or self.tag)
 
 
-def search(archive: Any, query: str, filters: Filters, refresh: bool = False) -> SearchFinished:
+def search(
+    archive: Any,
+    query: str,
+    filters: Filters,
+    refresh: bool = False,
+    *,
+    offset: int = 0,
+    limit: int = SEARCH_LIMIT,
+    grouped: bool = True,
+) -> SearchFinished:
+    """One page of hits for ``query``: ``grouped`` gives one row per session (its best
+    hit, with ``more_in_session``); ``offset`` pages on (the hit list loads the next
+    page when the highlight or the scroll reaches its end)."""
     started = time.perf_counter()
     hits = archive.search(
         query,
-        limit=SEARCH_LIMIT,
+        limit=limit,
+        offset=offset,
+        group="session" if grouped else None,
         project=filters.project,
         agent=filters.agent,
         date_from=filters.date_from,
         typing=True,  # the last word may be half typed: it matches as a prefix ("flak" → flaky)
         date_to=filters.date_to,
+        tags=[filters.tag] if filters.tag else None,  # in the core, so a page stays a whole page
     )
-    if filters.tag:
-        tagged = {s.session_id for s in _all_sessions(archive, tags=[filters.tag])}
-        hits = [h for h in hits if h.session_id in tagged]
     elapsed = (time.perf_counter() - started) * 1000
-    return SearchFinished(query=query, hits=list(hits), elapsed_ms=elapsed, refresh=refresh, opens=typed_reference(archive, query))
+    return SearchFinished(
+        query=query,
+        hits=list(hits),
+        elapsed_ms=elapsed,
+        refresh=refresh,
+        opens=typed_reference(archive, query) if offset == 0 else None,
+        offset=offset,
+        grouped=grouped,
+        complete=len(hits) < limit,
+    )
 
 
 def typed_reference(archive: Any, query: str) -> str | None:
@@ -142,7 +164,8 @@ def load_conversation(
     if query.strip():
         found: list[Any] = []
         for session in sessions:
-            found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT))
+            # typing=True as in the hit list, so n/N visits the turns the list counted
+            found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT, typing=True))
         hits = hit_blocks(blocks, found)
     return ConversationLoaded(
         ref=resolved.ref or ref,

@@ -207,6 +207,12 @@ class MainScreen(Screen):
     def action_quit(self) -> None:
         self.app.exit()
 
+    def action_group_hits(self) -> None:
+        """g: one hit row per session ↔ every matching turn."""
+        pane = self.search_pane
+        pane.toggle_grouped()
+        self.app.notify("Hits: one row per session, its best first" if pane.grouped else "Hits: every matching turn")
+
     def action_cycle_panes(self, step: int) -> None:
         current = self.pane_of(self.focused) or self.last_pane
         index = (PANES.index(current) + step) % len(PANES)

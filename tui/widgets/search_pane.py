@@ -3,6 +3,12 @@
 Each keystroke starts an exclusive worker in group ``search`` (the previous one is
 cancelled); results for a query that is no longer in the input are dropped, so
 the list only ever shows hits for what is typed now.
+
+Hits come a page at a time (``tasks.SEARCH_LIMIT``): when the highlight or the
+scroll nears the end of the list, the next page is fetched with ``offset`` and
+appended, so a keystroke never pays for more than one page. By default the list
+has one row per session (its best hit, "+N more in this session"), so one long
+session cannot flood it; ``g`` switches to every matching turn.
 """
 
 from __future__ import annotations
@@ -48,7 +54,11 @@ def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
         where += Content.styled("  subagent", "$text-muted italic")
     terms = query_terms(query, hit.match_terms)
     snippet = highlight(around_match(hit.snippet or "", terms, 2 * width - 4), terms)
-    return Content("\n").join([head, where, snippet])
+    lines = [head, where, snippet]
+    if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
+        more = f"+{hit.more_in_session} more in this session (n/N)"
+        lines.append(Content.styled(one_line(more, width), "$text-muted italic"))
+    return Content("\n").join(lines)
 
 
 def open_prompt(ref: str) -> Content:
@@ -56,8 +66,15 @@ def open_prompt(ref: str) -> Content:
     return Content.assemble(("▶ open ", "bold $text-success"), (ref, "bold $text-accent"))
 
 
+NEAR_END = 3  # rows from the end of the list at which the next page is fetched
+
+
 class HitList(OptionList):
-    """The ranked hits; ``up`` on the first one goes back to the input."""
+    """The ranked hits; ``up`` on the first one goes back to the input. Posts
+    :class:`HitList.NearEnd` when the highlight or the scroll nears the last row."""
+
+    class NearEnd(Message):
+        pass
 
     BINDINGS = [
         Binding("up", "cursor_up_or_input", "Up", show=False),
@@ -70,6 +87,28 @@ class HitList(OptionList):
             self.screen.query_one("#query", Input).focus()
         else:
             self.action_cursor_up()
+
+    @property
+    def near_end(self) -> bool:
+        """The person is at the end of the list: its last rows highlighted or scrolled
+        into view (mouse wheel, page down). Only while they are in the list, so a list
+        that shrinks or resets under a keystroke in the search box loads nothing."""
+        if not (self.has_focus or self.is_mouse_over):
+            return False
+        highlighted = self.highlighted
+        if highlighted is not None and highlighted >= self.option_count - NEAR_END:
+            return True
+        return self.max_scroll_y > 0 and self.scroll_y >= self.max_scroll_y - 1
+
+    def watch_highlighted(self, highlighted: int | None) -> None:
+        super().watch_highlighted(highlighted)
+        if self.near_end:
+            self.post_message(self.NearEnd())
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self.near_end:
+            self.post_message(self.NearEnd())
 
 
 class SearchPane(Vertical):
@@ -92,6 +131,9 @@ class SearchPane(Vertical):
         self.hits: list[Any] = []
         self.opens: str | None = None  # a typed reference: the first row opens it
         self.shown_query = ""
+        self.grouped = True  # one row per session; g toggles
+        self.complete = True  # False while the last page came back full: there may be more
+        self._loading_more = False
         self._rendered_width: int | None = None  # the hit list width hits were laid out for
 
     def compose(self) -> ComposeResult:
@@ -115,22 +157,59 @@ class SearchPane(Vertical):
             self.hits = []
             self.opens = None
             self.shown_query = ""
+            self.complete = True
             self.query_one(HitList).clear_options()
             self._status("Type to search every conversation.")
             self.set_class(True, "-idle")
             return
         if self.app.archive is None:
             return
+        # a live refresh keeps the pages already loaded (and the selection in them)
+        limit = min(max(tasks.SEARCH_LIMIT, len(self.hits)), tasks.MAX_PAGE) if refresh else tasks.SEARCH_LIMIT
         self.app.submit(
             tasks.search,
             query,
             self.app.filters,
             refresh,
+            limit=limit,
+            grouped=self.grouped,
             reply_to=self,
             group="search",
             exclusive=True,
             name=f"search {query!r}",
         )
+
+    def load_more(self) -> None:
+        """Fetch the page after the hits shown and append it (once at a time)."""
+        if self.complete or self._loading_more or not self.hits or self.app.archive is None:
+            return
+        if self.shown_query != self.query_text:
+            return  # a search for what is typed now is on its way
+        self._loading_more = True
+        self._status(self._count_text(loading=True))
+        self.app.submit(
+            tasks.search,
+            self.shown_query,
+            self.app.filters,
+            offset=len(self.hits),
+            grouped=self.grouped,
+            reply_to=self,
+            group="search-more",
+            exclusive=True,
+            name=f"more {self.shown_query!r}",
+        )
+
+    def toggle_grouped(self) -> None:
+        """One row per session ↔ every matching turn; searches again."""
+        self.grouped = not self.grouped
+        self.hits = []
+        self.run_search()
+
+    @on(HitList.NearEnd)
+    def _near_end(self, event: HitList.NearEnd) -> None:
+        event.stop()
+        if self.query_one(HitList).near_end:  # still (the list may have been replaced since)
+            self.load_more()
 
     @on(Input.Changed, "#query")
     def _query_changed(self, event: Input.Changed) -> None:
@@ -159,15 +238,21 @@ class SearchPane(Vertical):
     @on(SearchFinished)
     def _show_hits(self, message: SearchFinished) -> None:
         message.stop()
-        if message.query != self.query_text:
-            return  # stale: the person typed on
+        if message.query != self.query_text or message.grouped != self.grouped:
+            return  # stale: the person typed on (or switched grouping)
+        if message.offset:
+            self._append_page(message)
+            return
         hit_list = self.query_one(HitList)
         keep = self.selected_hit.ref if (message.refresh and self.selected_hit) else None
         old_index = hit_list.highlighted
         self.hits = message.hits
         self.opens = message.opens
         self.shown_query = message.query
+        self.complete = message.complete
+        self._loading_more = False
         self.set_class(False, "-idle")
+        hit_list.highlighted = None  # set below: an old row index must not ask for a next page
         self._render_hits()
         if self.hits or self.opens:
             index = 0
@@ -175,18 +260,41 @@ class SearchPane(Vertical):
                 refs = [h.ref for h in self.hits]
                 index = refs.index(keep) + self._offset if keep in refs else min(old_index or 0, hit_list.option_count - 1)
             hit_list.highlighted = index
-        count = len(message.hits)
-        more = "+" if count >= tasks.SEARCH_LIMIT else ""
         filters = self.app.filters.describe()
         if self.opens:
-            text = f"enter opens {self.opens} · {count}{more} hit{'s' if count != 1 else ''}"
-        elif count:
-            text = f"{count}{more} hit{'s' if count != 1 else ''}" + (f" · {filters}" if filters else "")
+            text = f"enter opens {self.opens} · {self._count_text()}"
+        elif self.hits:
+            text = self._count_text() + (f" · {filters}" if filters else "")
         elif self.app.syncing:
             text = f"No hits yet for {message.query!r} — still indexing"
         else:
             text = f"No hits for {message.query!r}" + (f" ({filters})" if filters else "")
         self._status(text)
+
+    def _append_page(self, message: SearchFinished) -> None:
+        """A further page: append its rows (the ones shown are not laid out again)."""
+        if message.query != self.shown_query or message.offset != len(self.hits):
+            return  # for a list since replaced
+        self._loading_more = False
+        self.complete = message.complete
+        now = self.app.now()
+        width = (self._rendered_width or 47) - 1
+        start = len(self.hits)
+        self.hits = self.hits + message.hits
+        hit_list = self.query_one(HitList)
+        hit_list.add_options(
+            Option(hit_prompt(hit, self.shown_query, now, width), id=f"h{start + i}") for i, hit in enumerate(message.hits)
+        )
+        filters = self.app.filters.describe()
+        self._status(self._count_text() + (f" · {filters}" if filters else ""))
+
+    def _count_text(self, *, loading: bool = False) -> str:
+        """``25+ sessions`` / ``31 hits``: "+" while the last page came back full (the
+        core gives no total, so the count is what is loaded, never a guess)."""
+        count = len(self.hits)
+        noun = "session" if self.grouped else "hit"
+        text = f"{count}{'' if self.complete else '+'} {noun}{'s' if count != 1 else ''}"
+        return text + (" · loading more…" if loading else "")
 
     def _render_hits(self) -> None:
         hit_list = self.query_one(HitList)
