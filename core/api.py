@@ -340,6 +340,7 @@ class Archive:
 
     def _grouped(self, lib: Library, raw, terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str) -> list[SearchHit]:
         docs = self.catalog.docs([h.doc_id for h in raw])
+        lib.prefetch_files(h.file_id for h in raw)
 
         def session_of(file_id: int) -> str | None:
             entry = lib.file(file_id)
@@ -404,6 +405,7 @@ class Archive:
         self, lib: Library, raw, terms: list[str], limit: int, skip: int = 0, rarity: dict[str, float] | None = None, sort: str = "relevance"
     ) -> list[SearchHit]:
         docs = self.catalog.docs([h.doc_id for h in raw])
+        lib.prefetch_files(h.file_id for h in raw)
         hits: list[tuple[SearchHit, object, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
         for h in raw:
             doc = docs.get(h.doc_id)

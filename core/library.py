@@ -68,6 +68,7 @@ class Library:
         self._rows: dict[str, dict | None] = {}  # lazily read session rows (None: none in scope)
         self._one: dict[str, SessionInfo | None] = {}
         self._one_files: dict[str, list[FileEntry]] = {}
+        self._one_file: dict[int, FileEntry | None] = {}  # lazily looked-up files (None: none in scope)
         self._one_chains: dict[str, list[SessionInfo]] = {}
         self._one_chain_of: dict[str, str] = {}
         self._common: str | None = None
@@ -190,10 +191,27 @@ class Library:
     def file(self, file_id: int) -> FileEntry | None:
         if self._built:
             return self._files.get(file_id)
-        got = self._catalog.db.execute("SELECT session_id FROM files WHERE file_id=?", (file_id,)).fetchone()
-        if not got or not got[0]:
-            return None
-        return next((e for e in self.files_of(got[0]) if e.file_id == file_id), None)
+        if file_id not in self._one_file:
+            self.prefetch_files((file_id,))
+        return self._one_file.get(file_id)
+
+    def prefetch_files(self, file_ids: Iterable[int]) -> None:
+        """Look up many files at once (a search's hits): one query, each session's chain once.
+
+        A search asks for the same few hundred files several times over (grouping,
+        turns, snippets); one indexed query per call made typing-speed searches slow.
+        """
+        if self._built:
+            return
+        missing = sorted({f for f in file_ids if f not in self._one_file})
+        for start in range(0, len(missing), 500):
+            batch = missing[start : start + 500]
+            marks = ",".join("?" * len(batch))
+            owners = dict(self._catalog.db.execute(f"SELECT file_id, session_id FROM files WHERE file_id IN ({marks})", batch))
+            for file_id in batch:
+                sid = owners.get(file_id)
+                entries = self.files_of(sid) if sid else []
+                self._one_file[file_id] = next((e for e in entries if e.file_id == file_id), None)
 
     def in_scope_file_ids(self) -> list[int]:
         """Every file of every session in scope, without building the sessions."""
