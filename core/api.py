@@ -29,7 +29,7 @@ from .errors import BadInput, NotFound, OutOfSpace
 from .index.bm25 import Snapshot
 from .index.segment import SegmentError
 from .indexer import Indexer
-from .library import Library
+from .library import FileEntry, Library
 from .model import Message, SearchHit, SessionInfo, Turn
 from .reading import MessageReader
 from .refs import format_reference, parse_reference
@@ -368,11 +368,8 @@ class Archive:
                 doc = docs.get(h.doc_id)
                 entry = lib.file(h.file_id)
                 if sid in sided and doc is not None and entry is not None:
-                    if entry.primary and (not doc["side"] or entry.kind != "main"):
-                        turn = entry.turn_base + doc["turn"]
-                    else:
-                        turn = parents[sid](doc["ts"])
-                    turns.setdefault(sid, set()).add(turn)
+                    turn = _own_turn(entry, doc)
+                    turns.setdefault(sid, set()).add(parents[sid](doc["ts"]) if turn is None else turn)
             counts.update({sid: len(t) - 1 for sid, t in turns.items()})
         return query_exec.with_more(self._hits(lib, page, terms, limit, rarity=rarity, sort=sort), counts)
 
@@ -380,7 +377,7 @@ class Archive:
     def _is_side(lib: Library, h, docs: dict[int, dict]) -> bool:
         entry = lib.file(h.file_id)
         doc = docs.get(h.doc_id)
-        return entry is not None and doc is not None and not (entry.primary and (not doc["side"] or entry.kind != "main"))
+        return entry is not None and doc is not None and _own_turn(entry, doc) is None
 
     def _parent_turns(self, lib: Library, session_id: str) -> Callable[[str | None], int | None]:
         """:meth:`_parent_turn` for many passages of one session: its main turns read once."""
@@ -415,9 +412,8 @@ class Archive:
             info = lib.session(entry.session_id)
             if info is None:
                 continue
-            if entry.primary and (not doc["side"] or entry.kind != "main"):
-                turn = entry.turn_base + doc["turn"]
-            else:
+            turn = _own_turn(entry, doc)
+            if turn is None:
                 turn = self._parent_turn(lib, entry.session_id, doc["ts"])
             hits.append(
                 (
@@ -782,6 +778,14 @@ class Archive:
             agents=agents,
             skip_reasons={display_text(f["path"]): json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
         )
+
+
+def _own_turn(entry: FileEntry, doc: dict) -> int | None:
+    """The session turn an indexed passage belongs to, or None for a subagent's passage,
+    which belongs to the main turn running when it was written (``_parent_turn``)."""
+    if entry.primary and (not doc["side"] or entry.kind != "main"):
+        return entry.turn_base + doc["turn"]
+    return None
 
 
 def _count_docs(db, file_ids: list[int]) -> int:
