@@ -358,10 +358,8 @@ class Archive:
         if sided:
             # one read per session, not per passage, kept while the library (the index state) lasts:
             # the next keystroke usually hits the same sessions
-            cached = getattr(self, "_parents_of", None)
-            if cached is None or cached[0] is not lib:
-                cached = self._parents_of = (lib, {})
-            parents = {sid: cached[1].get(sid) or cached[1].setdefault(sid, self._parent_turns(lib, sid)) for sid in sided}
+            cached = lib.memo.setdefault("parent_turns", {})
+            parents = {sid: cached.get(sid) or cached.setdefault(sid, self._parent_turns(lib, sid)) for sid in sided}
             turns: dict[str, set[int | None]] = {}
             for h in raw:
                 sid = session_of(h.file_id)

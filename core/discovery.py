@@ -120,7 +120,7 @@ def record(db, before: dict[str, int], found: DirScan) -> None:
         db.executemany("INSERT OR REPLACE INTO dirs(path, mtime_ns) VALUES(?, ?)", moved)
 
 
-def files_under(db, columns: tuple[str, ...], directory: str, *, direct: bool) -> list[dict]:
+def files_under(catalog, columns: tuple[str, ...], directory: str, *, direct: bool) -> list[dict]:
     """Catalog rows of files below ``directory`` (only its own files when ``direct``)."""
     prefix = directory.rstrip(os.sep) + os.sep
     # Paths that are not UTF-8 are stored as BLOBs (core/fspath.py), which SQLite
@@ -132,25 +132,18 @@ def files_under(db, columns: tuple[str, ...], directory: str, *, direct: bool) -
     ranges.append((raw, raw[:-1] + bytes([raw[-1] + 1]), len(raw)))
     rows = []
     for low, high, length in ranges:
-        sql = f"SELECT {', '.join(columns)} FROM files WHERE typeof(path) = ? AND path >= ? AND path < ?"
+        where = "WHERE typeof(path) = ? AND path >= ? AND path < ?"
         args: tuple = ("text" if isinstance(low, str) else "blob", low, high)
         if direct:  # nothing deeper: no separator after the prefix
-            sql += " AND instr(substr(path, ?), ?) = 0"
+            where += " AND instr(substr(path, ?), ?) = 0"
             args = (*args, length + 1, os.sep if isinstance(low, str) else os.sep.encode())
-        rows.extend(_row(columns, row) for row in db.execute(sql, args))
+        rows.extend(catalog.files(columns, where, args))  # (paths come back as text, core.fspath)
     return rows
 
 
-def _row(columns: tuple[str, ...], row: tuple) -> dict:
-    out = dict(zip(columns, row))
-    if "path" in out:
-        out["path"] = path_from_db(out["path"])
-    return out
-
-
-def recent_files(db, columns: tuple[str, ...], now_ns: int) -> list[dict]:
+def recent_files(catalog, columns: tuple[str, ...], now_ns: int) -> list[dict]:
     since = now_ns - RECENT_SECONDS * 1_000_000_000
-    return [_row(columns, row) for row in db.execute(f"SELECT {', '.join(columns)} FROM files WHERE mtime_ns > ?", (since,))]
+    return catalog.files(columns, "WHERE mtime_ns > ?", (since,))
 
 
 def moved(row: dict) -> bool:

@@ -148,19 +148,18 @@ class Indexer:
 
     def _quick_candidates(self, found: discovery.DirScan) -> tuple[dict[str, dict], list[Path]]:
         """The catalog rows and paths a quick sync looks at (see core/discovery.py)."""
-        db = self.catalog.db
         known: dict[str, dict] = {}
         paths: set[Path] = set()
         for directory, names in found.listed.items():
-            for row in discovery.files_under(db, _KNOWN_COLUMNS, directory, direct=True):
+            for row in discovery.files_under(self.catalog, _KNOWN_COLUMNS, directory, direct=True):
                 known[row["path"]] = row
                 paths.add(Path(row["path"]))  # still there (stat it) or gone (drop it)
             paths.update(Path(directory, name) for name in names)
         for directory in found.vanished:
-            for row in discovery.files_under(db, _KNOWN_COLUMNS, directory, direct=False):
+            for row in discovery.files_under(self.catalog, _KNOWN_COLUMNS, directory, direct=False):
                 known[row["path"]] = row
             paths.add(Path(directory))
-        for row in discovery.recent_files(db, _KNOWN_COLUMNS, time.time_ns()):
+        for row in discovery.recent_files(self.catalog, _KNOWN_COLUMNS, time.time_ns()):
             if row["path"] in known or discovery.moved(row):
                 known[row["path"]] = row
                 paths.add(Path(row["path"]))

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .catalog import Catalog
 from .chains import _effective_key, group_chains
@@ -69,6 +70,7 @@ class Library:
         self._one: dict[str, SessionInfo | None] = {}
         self._one_files: dict[str, list[FileEntry]] = {}
         self._one_file: dict[int, FileEntry | None] = {}  # lazily looked-up files (None: none in scope)
+        self.memo: dict[str, Any] = {}  # answers derived from this generation, kept as long as it is current
         self._one_chains: dict[str, list[SessionInfo]] = {}
         self._one_chain_of: dict[str, str] = {}
         self._common: str | None = None

@@ -23,3 +23,15 @@ def demo(demo_home):
         yield archive, corpus
     finally:
         archive.close()
+
+
+@pytest.fixture
+def clipboard(monkeypatch):
+    """pyperclip replaced by a spy that records what the app copied (tui.testing)."""
+    import pyperclip
+
+    from tui.testing import ClipboardSpy
+
+    spy = ClipboardSpy()
+    monkeypatch.setattr(pyperclip, "copy", spy)
+    return spy

@@ -26,13 +26,6 @@ from tui.widgets.turn_view import CompactionRule, Fold, SessionHeader, TurnView
 SIZE = (120, 40)
 
 
-@pytest.fixture
-def clipboard(monkeypatch) -> ClipboardSpy:
-    spy = ClipboardSpy()
-    monkeypatch.setattr(pyperclip, "copy", spy)
-    return spy
-
-
 def app_for(home: Path):
     return make_app(home, now=DEFAULT_NOW)
 

@@ -20,13 +20,6 @@ from .test_tui import SIZE, notes, open_first_hit
 LONG = "tidal-humming-quokka"  # the demo's 300-turn session ("watermark skew" is in turn 217)
 
 
-@pytest.fixture
-def clipboard(monkeypatch) -> ClipboardSpy:
-    spy = ClipboardSpy()
-    monkeypatch.setattr(pyperclip, "copy", spy)
-    return spy
-
-
 async def test_r_shows_and_copies_the_resume_command_of_the_hit(demo_home, clipboard):
     home, corpus = demo_home
     app = make_app(home, now=DEFAULT_NOW)

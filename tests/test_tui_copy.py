@@ -16,24 +16,13 @@ from tui.app import make_app
 from tui.clipboard import LAST_COPY
 from tui.testing import ClipboardSpy, settle, wait_for
 
-from .test_tui import open_first_hit
+from .test_tui import notes, open_first_hit
 
 SIZE = (120, 40)
 
 
-def notes(app) -> list[str]:
-    return [n.message for n in app._notifications]
-
-
 def titles(app) -> list[str]:
     return [n.title for n in app._notifications]
-
-
-@pytest.fixture
-def clipboard(monkeypatch) -> ClipboardSpy:
-    spy = ClipboardSpy()
-    monkeypatch.setattr(pyperclip, "copy", spy)
-    return spy
 
 
 async def test_a_copy_says_copied_shows_a_preview_and_saves_a_file(demo_home, clipboard):

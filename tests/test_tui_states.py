@@ -16,12 +16,9 @@ from tui.widgets.reader import PAGE
 from tui.widgets.turn_view import TurnView
 
 from .support import open_archive, project_dir, transcript
+from .test_tui import notes
 
 SIZE = (120, 40)
-
-
-def notes(app) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 async def test_empty_machine_shows_where_it_looked_and_the_demo(tmp_path):
