@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -44,7 +45,9 @@ from .timeutil import newest_first, parse_ts, parse_user_time
 from .words import plural
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
-from .watch import Watcher
+
+if TYPE_CHECKING:
+    from .watch import Watcher
 
 MAX_LIMIT = 500
 TURN_ROLES = ("user", "assistant", "tool")  # get_conversation's roles
@@ -204,6 +207,8 @@ class Archive:
             self._listeners.append(on_change)
         if self._watcher is not None:
             return
+        from .watch import Watcher  # (watchdog) only a long-running process watches
+
         self.indexer.merge_in_background()
         roots = [root for source in all_sources(self.config.agents) for root in source.watch_roots(self.config)]
         if self.writer:

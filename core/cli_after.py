@@ -10,12 +10,15 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from .errors import BadInput
-from .usage import ESTIMATE_NOTE, GROUPS, Totals, UsageReport, human
+
+if TYPE_CHECKING:
+    from .usage import Totals, UsageReport
 
 
 def add_parsers(sub, common: argparse.ArgumentParser) -> None:
@@ -31,7 +34,9 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--thinking", action="store_true", help="include the model's thinking")
 
     p = sub.add_parser("usage", parents=[common], help="token usage and estimated cost")
-    p.add_argument("--by", choices=GROUPS, default="day")
+    # no argparse choices: core.usage checks --by (its one-line error lists them), and
+    # building the parser for every command must not import the usage module
+    p.add_argument("--by", default="day", metavar="GROUP", help="day, week, month, project, model, session or agent")
     p.add_argument("--from", dest="date_from", metavar="DATE")
     p.add_argument("--to", dest="date_to", metavar="DATE")
     p.add_argument("--project")
@@ -61,6 +66,8 @@ def cmd_resume(args) -> int:
     if shutil.which(plan.argv[0]) is None:
         raise BadInput(f"{plan.argv[0]} is not on PATH")
     sys.stdout.flush()
+    import subprocess  # only for --exec
+
     return subprocess.call(list(plan.argv), cwd=plan.cwd or None)
 
 
@@ -99,6 +106,8 @@ def usage_by_session(archive, sessions) -> dict[str, dict]:
 
 def format_report(report: UsageReport) -> str:
     """A plain table: one row per group, then the total and what the cost means."""
+    from .usage import ESTIMATE_NOTE
+
     head = (report.by, "input", "output", "cache write", "cache read", "total", "est. cost")
     rows = [_row(label, t) for label, t in report.rows]
     total = _row("TOTAL", report.total)
@@ -119,6 +128,8 @@ def format_report(report: UsageReport) -> str:
 
 
 def _row(label: str, t: Totals) -> list[str]:
+    from .usage import human
+
     cost = "—" if t.cost_usd is None else f"${t.cost_usd:,.2f}"
     if t.cost_usd is not None and t.unpriced_models:
         cost += "+"

@@ -210,6 +210,7 @@ class Library:
             batch = missing[start : start + 500]
             marks = ",".join("?" * len(batch))
             owners = dict(self._catalog.db.execute(f"SELECT file_id, session_id FROM files WHERE file_id IN ({marks})", batch))
+            self._load_chains(sid for sid in owners.values() if sid)
             for file_id in batch:
                 sid = owners.get(file_id)
                 entries = self.files_of(sid) if sid else []
@@ -239,45 +240,80 @@ class Library:
 
     def _load_chain(self, session_id: str) -> None:
         """Number the chain of one session, reading only that chain's rows."""
-        if self._row(session_id) is None:
-            self._one[session_id] = None
+        self._load_chains([session_id])
+
+    def _load_chains(self, session_ids: Iterable[str]) -> None:
+        """Number the chains of these sessions, in a few queries for all of them
+        (a search's hits span dozens of chains: one round of queries per chain cost
+        more than the search)."""
+        wanted = [sid for sid in dict.fromkeys(session_ids) if sid not in self._one]
+        self._prefetch_rows(wanted)
+        for sid in wanted:
+            if self._row(sid) is None:
+                self._one[sid] = None
+        wanted = [sid for sid in wanted if self._one.get(sid, 0) is not None]
+        if not wanted:
             return
         continues = _Column(self._row, "continues")
         slugs = _Column(self._row, "slug")
-        key = _effective_key(session_id, continues, slugs)
-        found: dict[str, dict] = {}
-        frontier: list[str] = []
-        if key.startswith("slug:"):
-            frontier = [r["session_id"] for r in self._remember(self._catalog.sessions("WHERE slug=?", (key[5:],)))]
-        else:  # root:R — R itself may be gone or out of scope; what continues it is not
-            frontier = [key[5:]]
+        keys = {_effective_key(sid, continues, slugs) for sid in wanted}
+        keys -= set(self._one_chains)
+        found: dict[str, dict | None] = {}
+        slug_names = sorted(k[5:] for k in keys if k.startswith("slug:"))
+        for start in range(0, len(slug_names), 500):
+            batch = slug_names[start : start + 500]
+            for r in self._remember(self._catalog.sessions(f"WHERE slug IN ({','.join('?' * len(batch))})", batch)):
+                found[r["session_id"]] = r
+        # root:R — R itself may be gone or out of scope; what continues it is not
+        frontier = [k[5:] for k in keys if k.startswith("root:")] + list(found)
+        self._prefetch_rows(frontier)
         # Slug-less sessions that continue a member join its chain (core/chains.py).
         while frontier:
             for sid in frontier:
-                found[sid] = self._row(sid)  # type: ignore[assignment]
-            marks = ",".join("?" * len(frontier))
-            more = self._remember(self._catalog.sessions(f"WHERE continues IN ({marks}) AND (slug IS NULL OR slug='')", frontier))
-            frontier = [r["session_id"] for r in more if r["session_id"] not in found]
-        members = [r for sid, r in found.items() if r is not None and _effective_key(sid, continues, slugs) == key]
-        ids = [fid for r in members for fid in json.loads(r["file_ids"])]
+                found[sid] = self._row(sid)
+            more: list[dict] = []
+            for start in range(0, len(frontier), 500):
+                batch = frontier[start : start + 500]
+                marks = ",".join("?" * len(batch))
+                more += self._remember(self._catalog.sessions(f"WHERE continues IN ({marks}) AND (slug IS NULL OR slug='')", batch))
+            frontier = list(dict.fromkeys(r["session_id"] for r in more if r["session_id"] not in found))
+        chains: dict[str, list[dict]] = {key: [] for key in keys}
+        for sid, r in found.items():
+            if r is not None:
+                key = _effective_key(sid, continues, slugs)
+                if key in chains:
+                    chains[key].append(r)
+        ids = [fid for members in chains.values() for r in members for fid in json.loads(r["file_ids"])]
         files = {}
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
             where = f"WHERE file_id IN ({','.join('?' * len(batch))})"
             files.update((r["file_id"], r) for r in self._catalog.files(_FILE_COLUMNS, where, batch))
         common = self._common_prefix()
-        base = []
-        for r in members:
-            entries = _entries(r["session_id"], [files[fid] for fid in json.loads(r["file_ids"]) if fid in files])
-            self._one_files[r["session_id"]] = entries
-            base.append(self._info(r, entries, common))
-        base.sort(key=lambda s: (s.first_timestamp or "", s.session_id))
-        numbered = _numbered(key, base, {})
-        for info in numbered:
-            self._one[info.session_id] = info
-            self._one_chain_of[info.session_id] = key
-        self._one_chains[key] = numbered
-        self._one.setdefault(session_id, None)
+        for key, members in chains.items():
+            base = []
+            for r in members:
+                entries = _entries(r["session_id"], [files[fid] for fid in json.loads(r["file_ids"]) if fid in files])
+                self._one_files[r["session_id"]] = entries
+                base.append(self._info(r, entries, common))
+            base.sort(key=lambda s: (s.first_timestamp or "", s.session_id))
+            numbered = _numbered(key, base, {}) if base else []
+            for info in numbered:
+                self._one[info.session_id] = info
+                self._one_chain_of[info.session_id] = key
+            self._one_chains[key] = numbered
+        for sid in wanted:
+            self._one.setdefault(sid, None)
+
+    def _prefetch_rows(self, session_ids: list[str]) -> None:
+        """Read the session rows not looked up yet, in batches (see :meth:`_row`)."""
+        missing = [sid for sid in session_ids if sid not in self._rows]
+        for start in range(0, len(missing), 500):
+            batch = missing[start : start + 500]
+            rows = {r["session_id"]: r for r in self._catalog.sessions(f"WHERE session_id IN ({','.join('?' * len(batch))})", batch)}
+            for sid in batch:
+                r = rows.get(sid)
+                self._rows[sid] = r if r is not None and self._in_scope(r) else None
 
     def _common_prefix(self) -> str:
         if self._common is None:

@@ -64,6 +64,13 @@ def _intent_prior(score: np.ndarray, ts: np.ndarray, files: np.ndarray) -> np.nd
     return prior
 
 
+def _not_in(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
+    """``~np.isin(values, sorted_set)`` for a sorted ``sorted_set``, without np.isin's
+    sort of both (and its import of numpy.ma: ~15 ms of a one-shot search)."""
+    at = np.minimum(np.searchsorted(sorted_set, values), sorted_set.shape[0] - 1)
+    return sorted_set[at] != values
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     doc_id: int
@@ -98,7 +105,7 @@ class Snapshot:
         newest = 0.0
         for seg in segments:
             if dead_doc_ids.shape[0]:
-                keep = ~np.isin(seg.doc_ids, dead_doc_ids)
+                keep = _not_in(seg.doc_ids, dead_doc_ids)
             else:
                 keep = np.ones(seg.n_docs, dtype=bool)
             alive.append(keep)
@@ -240,6 +247,7 @@ class Snapshot:
             for i, mask in enumerate(self._present(term)):
                 if mask is not None:
                     banned[i] = mask if banned[i] is None else banned[i] | mask
+        allowed = np.sort(np.asarray(allowed_files, dtype=np.int64)) if allowed_files is not None else None
         parts = []
         for i, seg_scores in enumerate(totals):
             if seg_scores is None:
@@ -251,7 +259,7 @@ class Snapshot:
             if banned[i] is not None:
                 mask &= ~banned[i]
             if allowed_files is not None:
-                mask &= np.isin(seg.file_ids, allowed_files)
+                mask &= ~_not_in(seg.file_ids, allowed) if allowed.shape[0] else False
             ts = np.asarray(seg.ts)
             if ts_from is not None:
                 mask &= ts >= ts_from

@@ -21,8 +21,11 @@ import math
 import os
 import threading
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 PARENT_POLL = 0.25  # seconds between a worker's checks that its parent still lives
 
@@ -67,7 +70,9 @@ def worker_count(chunks: int) -> int:
 
 
 def make_pool(workers: int) -> ProcessPoolExecutor:
+    # imported here: a one-shot search with nothing to parse never needs a pool
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["core.ingest", "core.index.workers"])
