@@ -275,7 +275,9 @@ class Library:
             for start in range(0, len(frontier), 500):
                 batch = frontier[start : start + 500]
                 marks = ",".join("?" * len(batch))
-                more += self._remember(self._catalog.sessions(f"WHERE continues IN ({marks}) AND (slug IS NULL OR slug='')", batch))
+                # ifnull(), not "slug IS NULL OR slug=''": sqlite would answer that OR from the
+                # slug index, reading every slug-less session (30 ms at 100,000 files)
+                more += self._remember(self._catalog.sessions(f"WHERE continues IN ({marks}) AND ifnull(slug, '')=''", batch))
             frontier = list(dict.fromkeys(r["session_id"] for r in more if r["session_id"] not in found))
         chains: dict[str, list[dict]] = {key: [] for key in keys}
         for sid, r in found.items():
