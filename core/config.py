@@ -17,6 +17,8 @@ AGENTS = ("claude", "codex", "gemini", "ash")
 
 @dataclass(frozen=True, slots=True)
 class Config:
+    """Where the transcripts and the cache are, and which agents and projects to look at."""
+
     home: Path
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path | None = None  # --root: the Claude projects dir (or any agent's root)

@@ -52,6 +52,8 @@ def uuid_hashes(uuids: list[str]) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Job:
+    """One file to read, from a byte offset (0 for a new file)."""
+
     file: SourceFile
     file_id: int
     offset: int = 0
@@ -63,6 +65,8 @@ class Job:
 
 @dataclass(slots=True)
 class JobOutput:
+    """What a worker read from one file: its documents, messages, usage and skipped lines."""
+
     file: SourceFile
     size: int
     mtime_ns: int
@@ -226,6 +230,8 @@ def _failed(job: Job, stat: os.stat_result | None, error: str | None) -> JobOutp
 
 @dataclass(slots=True)
 class ChunkOutput:
+    """A worker's outputs for a chunk of jobs, and the segment it wrote for them."""
+
     outputs: list[JobOutput]
     segment: str | None  # name of the segment written for these outputs' documents
     n_docs: int

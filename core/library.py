@@ -29,6 +29,8 @@ LIVE_SECONDS = 300  # a session written to within this many seconds is live
 
 @dataclass(frozen=True, slots=True)
 class FileEntry:
+    """One file of a session, with where its turns and messages start in the session's numbering."""
+
     file_id: int
     path: str
     agent: str

@@ -48,6 +48,8 @@ class Clause:
 
 @dataclass(frozen=True, slots=True)
 class Query:
+    """A parsed query: its clauses, excluded terms, phrases and whether it asks for the latest."""
+
     clauses: tuple[Clause, ...] = ()
     excluded: tuple[str, ...] = ()  # index terms no listed turn may hold
     phrases: tuple[str, ...] = ()  # as typed, for the adjacency check

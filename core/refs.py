@@ -21,6 +21,8 @@ _TURN = re.compile(r"^\d+$")
 
 @dataclass(frozen=True, slots=True)
 class Reference:
+    """A parsed reference: a name (slug, id or prefix), an optional session range and turn."""
+
     name: str  # a slug, a session id, or an id prefix
     sessions: str | None = None  # range spec after '#'
     turn: int | None = None

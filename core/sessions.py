@@ -18,6 +18,8 @@ from .timeutil import parse_ts
 
 @dataclass(slots=True)
 class Changes:
+    """Sessions whose rows must be recomputed, and sessions that are gone."""
+
     changed: set[str] = field(default_factory=set)
     removed: set[str] = field(default_factory=set)
     new: set[str] = field(default_factory=set)

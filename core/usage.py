@@ -240,6 +240,8 @@ def combined(parts: Iterable[Totals]) -> Totals:
 
 @dataclass(frozen=True, slots=True)
 class UsageReport:
+    """Token totals grouped ``by`` day, week, month, project, model, session or agent."""
+
     by: str
     rows: tuple[tuple[str, Totals], ...]
     total: Totals

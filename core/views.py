@@ -181,6 +181,8 @@ class Resolved:
 
 @dataclass(frozen=True, slots=True)
 class IndexStats:
+    """What ``index --stats`` reports: counts, sizes and each file's skipped lines."""
+
     files: int
     sessions: int
     turns: int

@@ -73,6 +73,8 @@ def _not_in(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True)
 class Hit:
+    """One ranked document of a snapshot search."""
+
     doc_id: int
     file_id: int
     score: float  # what the list is ordered by: BM25 × coordination × recency prior

@@ -34,6 +34,8 @@ _EMPTY_VOCAB = np.zeros(0, dtype=np.uint8)
 
 @dataclass(frozen=True, slots=True)
 class Segment:
+    """One immutable segment's arrays (see the module docstring)."""
+
     name: str
     terms: np.ndarray
     offsets: np.ndarray
