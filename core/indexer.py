@@ -392,7 +392,7 @@ class Indexer:
 
     def _relink(self, result: _Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
-        rows = self.catalog.files(("file_id", "path", "kind", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of", "meta"), "WHERE kind='main'")
+        rows = self.catalog.files(("file_id", "path", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of"), "WHERE kind='main'")
         links, summaries, rereads = find_links(rows)
         with self.catalog.write() as db:
             for row, replay_of in rereads:
