@@ -125,7 +125,7 @@ def config_from_args(args: argparse.Namespace, env=None) -> Config:
     return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
 
 
-def _join_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+def join_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     """``--pattern -home-me-work*`` → ``--pattern=-home-me-work*`` (and ``mcp -x*`` → ``mcp --pattern=-x*``).
 
     Every Claude project dir name starts with ``-``, so a pattern usually does too;
@@ -419,7 +419,7 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(_join_dash_values(parser, list(sys.argv[1:] if argv is None else argv)))
+    args = parser.parse_args(join_dash_values(parser, list(sys.argv[1:] if argv is None else argv)))
     handler = COMMANDS.get(args.command, cmd_app)
     try:
         try:

@@ -157,6 +157,14 @@ def test_cli_accepts_a_pattern_starting_with_dash_in_every_form(corpus) -> None:
     assert listed(home, "list", "--json", "--pattern", "-home-me-work-web") == ids["web"]
 
 
+def test_the_app_module_accepts_a_pattern_starting_with_dash() -> None:
+    """``python -m tui`` (the app's own entry, for working on it) parses patterns alike."""
+    from tui.__main__ import parse_args
+
+    assert parse_args(["--pattern", BILLING_DIR]).pattern == BILLING_DIR
+    assert parse_args([f"--pattern={BILLING_DIR}", "--demo"]).pattern == BILLING_DIR
+
+
 # --- live processes of different scopes on one cache -----------------------------------------
 
 

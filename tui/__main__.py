@@ -14,14 +14,23 @@ from pathlib import Path
 from .app import make_app
 
 
-def main(argv: list[str] | None = None) -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The arguments, with ``--pattern -home-me-work*`` accepted as relay-search accepts it."""
+    import sys
+
+    from core.cli import join_dash_values
+
     parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
     parser.add_argument("--home", type=Path, help="use only this HOME (transcripts and cache)")
     parser.add_argument("--demo", action="store_true", help="write the demo corpus into HOME (a temp dir by default)")
     parser.add_argument("--now", help="pin 'now' (ISO 8601) for relative times")
     parser.add_argument("--root", help="a Claude projects dir to read instead")
     parser.add_argument("--pattern", help="glob over project dir names")
-    args = parser.parse_args(argv)
+    return parser.parse_args(join_dash_values(parser, list(sys.argv[1:] if argv is None else argv)))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
     now = datetime.fromisoformat(args.now) if args.now else None
     home = args.home
     if args.demo:
