@@ -7,7 +7,6 @@ waits for indexing. Results are model objects with ``to_dict()`` in the MCP shap
 
 from __future__ import annotations
 
-import bisect
 import json
 import logging
 import sqlite3
@@ -18,9 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from . import answers, coverage, handoff, query_exec, query_syntax, resume, snippets, usage
+from . import answers, coverage, handoff, query_exec, query_syntax, resume, searching, usage
 from .arguments import out_of_bounds
 from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .catalog import CatalogError, disk_full_is_an_error, is_damage
@@ -30,17 +27,16 @@ from .errors import BadInput, NotFound, OutOfSpace
 from .index.bm25 import Snapshot
 from .index.segment import SegmentError
 from .indexer import Indexer
-from .library import FileEntry, Library
+from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
 from .reading import MessageReader
-from .refs import format_reference, parse_reference
+from .refs import parse_reference
 from .scope import Scope
 from .sources import all_sources
 from .streams import chronological, stitched
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
 from .fspath import display_text
-from .ranking import in_total_order
 from .timeutil import newest_first, parse_ts, parse_user_time
 from .words import plural
 from .turns import build_turns
@@ -329,156 +325,15 @@ class Archive:
             if session_id:
                 wanted = {s.session_id for s in self.resolve(session_id).sessions}
                 sessions = [s for s in sessions if s.session_id in wanted]
-            allowed = np.array(lib.file_ids_for(s.session_id for s in sessions), dtype=np.int32)
-            if allowed.shape[0] == 0:
-                return []
+            allowed = lib.file_ids_for(s.session_id for s in sessions)
         elif not self.scope.everything:
-            allowed = np.array(lib.in_scope_file_ids(), dtype=np.int32)
-            if allowed.shape[0] == 0:
-                return []
-        fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
-        raw, terms, rarity = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
-        raw = query_exec.phrases_first(raw, parsed, self.catalog.docs)
-        if group == "session":
-            return self._grouped(lib, raw, terms, limit, offset, rarity, sort)
-        return self._hits(lib, raw, terms, limit, skip=offset, rarity=rarity, sort=sort)
-
-    def _grouped(self, lib: Library, raw, terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str) -> list[SearchHit]:
-        docs = self.catalog.docs([h.doc_id for h in raw])
-        lib.prefetch_files(h.file_id for h in raw)
-
-        def session_of(file_id: int) -> str | None:
-            entry = lib.file(file_id)
-            return entry.session_id if entry is not None else None
-
-        firsts, more = query_exec.group_by_session(
-            raw, session_of, lambda h: (h.file_id, (docs.get(h.doc_id) or {}).get("turn", h.doc_id))
-        )
-        page = firsts[offset : offset + limit]
-        counts = {session_of(h.file_id): more[h.doc_id] for h in page}
-        # A subagent's passage belongs to the main turn it ran in (as a hit's turn_number
-        # and the reader's n/N have it): recount the page's sessions that have one, so
-        # "+N more" is the number of other turns, not of files × turns.
-        sided = {session_of(h.file_id) for h in raw if self._is_side(lib, h, docs)} & set(counts)
-        if sided:
-            # one read per session, not per passage, kept while the library (the index state) lasts:
-            # the next keystroke usually hits the same sessions
-            cached = lib.memo.setdefault("parent_turns", {})
-            parents = {sid: cached.get(sid) or cached.setdefault(sid, self._parent_turns(lib, sid)) for sid in sided}
-            turns: dict[str, set[int | None]] = {}
-            for h in raw:
-                sid = session_of(h.file_id)
-                doc = docs.get(h.doc_id)
-                entry = lib.file(h.file_id)
-                if sid in sided and doc is not None and entry is not None:
-                    turn = _own_turn(entry, doc)
-                    turns.setdefault(sid, set()).add(parents[sid](doc["ts"]) if turn is None else turn)
-            counts.update({sid: len(t) - 1 for sid, t in turns.items()})
-        return query_exec.with_more(self._hits(lib, page, terms, limit, rarity=rarity, sort=sort), counts)
-
-    @staticmethod
-    def _is_side(lib: Library, h, docs: dict[int, dict]) -> bool:
-        entry = lib.file(h.file_id)
-        doc = docs.get(h.doc_id)
-        return entry is not None and doc is not None and _own_turn(entry, doc) is None
-
-    def _parent_turns(self, lib: Library, session_id: str) -> Callable[[str | None], int | None]:
-        """:meth:`_parent_turn` for many passages of one session: its main turns read once."""
-        tables = []
-        for entry in (e for e in lib.files_of(session_id) if e.kind == "main"):
-            rows = self.catalog.db.execute(
-                "SELECT ts, turn FROM docs WHERE file_id=? AND side=0 AND ts IS NOT NULL ORDER BY ts", (entry.file_id,)
-            ).fetchall()
-            tables.append((entry.turn_base, [r[0] for r in rows], [r[1] for r in rows]))
-
-        def parent(ts: str | None) -> int | None:
-            best = None
-            for base, stamps, turns in tables:
-                i = bisect.bisect_right(stamps, ts or "") - 1
-                if i >= 0:
-                    best = base + turns[i]
-            return best
-
-        return parent
-
-    def _hits(
-        self, lib: Library, raw, terms: list[str], limit: int, skip: int = 0, rarity: dict[str, float] | None = None, sort: str = "relevance"
-    ) -> list[SearchHit]:
-        docs = self.catalog.docs([h.doc_id for h in raw])
-        lib.prefetch_files(h.file_id for h in raw)
-        hits: list[tuple[SearchHit, object, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
-        for h in raw:
-            doc = docs.get(h.doc_id)
-            entry = lib.file(h.file_id)
-            if doc is None or entry is None:
-                continue
-            info = lib.session(entry.session_id)
-            if info is None:
-                continue
-            turn = _own_turn(entry, doc)
-            if turn is None:
-                turn = self._parent_turn(lib, entry.session_id, doc["ts"])
-            hits.append(
-                (
-                    SearchHit(
-                        session_id=info.session_id,
-                        slug=info.slug,
-                        session_number=info.session_number,
-                        project=info.project,
-                        agent=info.agent,
-                        turn_number=turn,
-                        sequence=entry.seq_base + doc["first_seq"],
-                        score=h.score,
-                        snippet="",  # made below for the hits kept only
-                        timestamp=doc["ts"],
-                        ref=format_reference(slug=info.chain_name, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
-                        user=info.user,
-                        is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
-                        match_terms=tuple(terms),
-                    ),
-                    h,
-                    doc,
-                )
-            )
-        # The ranked order, with ties made total by a stable id (core/ranking.py), then
-        # one hit per turn (its best passage), then the page.
-        kept: list[tuple[SearchHit, object, dict]] = []
-        seen: set[tuple[str, int | None]] = set()
-        for hit, h, doc in in_total_order(hits, recent=sort == "recent"):
-            key = (hit.session_id, hit.turn_number)
-            if key in seen:
-                continue
-            seen.add(key)
-            if len(seen) > skip:
-                kept.append((hit, h, doc))
-            if len(kept) == limit:
-                break
-        return [replace(hit, snippet=self._snippet(h.file_id, doc, terms, rarity)) for hit, h, doc in kept]
-
-    def _snippet(self, file_id: int, doc: dict, terms: list[str], rarity: dict[str, float] | None) -> str:
-        """From whichever passage of the turn shows the rarest match (the scored one on ties)."""
-        body = doc["body"] or ""
-        if rarity is None:
-            return snippets.snippet(body, terms)
-
-        def passages() -> Iterator[str]:
-            yield body
-            rows = self.catalog.db.execute("SELECT body FROM docs WHERE file_id=? AND turn=? ORDER BY part", (file_id, doc["turn"]))
-            yield from (r[0] for r in rows if r[0] and r[0] != body)
-
-        return snippets.best_snippet(passages(), terms, rarity=rarity)
-
-    def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
-        """The main-stream turn during which a subagent's work happened."""
-        mains = [e for e in lib.files_of(session_id) if e.kind == "main"]
-        best = None
-        for entry in mains:
-            row = self.catalog.db.execute(
-                "SELECT turn FROM docs WHERE file_id=? AND side=0 AND ts<=? ORDER BY ts DESC LIMIT 1", (entry.file_id, ts or "")
-            ).fetchone()
-            if row is not None:
-                best = entry.turn_base + row[0]
-        return best
+            allowed = lib.in_scope_file_ids()
+        if allowed is not None and not allowed:
+            return []
+        return searching.search(
+            snapshot, lib, searching.CatalogPassages(self.catalog), parsed, allowed,
+            limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to,
+        )  # fmt: skip
 
     # --- sessions ----------------------------------------------------------------------
 
@@ -781,14 +636,6 @@ class Archive:
             agents=agents,
             skip_reasons={display_text(f["path"]): json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
         )
-
-
-def _own_turn(entry: FileEntry, doc: dict) -> int | None:
-    """The session turn an indexed passage belongs to, or None for a subagent's passage,
-    which belongs to the main turn running when it was written (``_parent_turn``)."""
-    if entry.primary and (not doc["side"] or entry.kind != "main"):
-        return entry.turn_base + doc["turn"]
-    return None
 
 
 def _count_docs(db, file_ids: list[int]) -> int:

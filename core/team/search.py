@@ -7,6 +7,8 @@ count and average field lengths. :meth:`Snapshot.search` then ranks exactly as t
 embedded index does — same tokens, fields, weights, constants and tie-breaks — with
 document frequencies counted over the whole team store. Which file and time each
 document has is kept in memory (:class:`DocPlaces`), reloaded when a member pushes.
+The ranked hits' rows (:class:`Docs`) become hits through :mod:`core.searching`, as in
+the embedded store.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import snippets
 from ..index.bm25 import Snapshot
 from ..index.segment import TOOL_FIELD, build_from_coo
+from ..library import Library
 
 # The query terms' postings, each column packed server-side into one binary string
 # (one row instead of one per posting), plus the corpus totals BM25 needs. The
@@ -105,3 +109,31 @@ class DocPlaces:
                 return np.where(found, files[at], -1), np.where(found, times[at], 0.0)
             self.load()
             reloaded = True
+
+
+class Docs:
+    """A team search's passages (:class:`core.searching.Passages`): its hits' ``docs`` rows,
+    prefetched in one query, and the store's SQL for the rest."""
+
+    def __init__(self, rows: dict[int, dict[str, Any]], query: Callable[[str, Any], list[tuple]]) -> None:
+        self.rows = rows
+        self._query = query
+
+    def docs(self, doc_ids) -> dict[int, dict[str, Any]]:
+        return {i: self.rows[i] for i in doc_ids if i in self.rows}
+
+    def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
+        mains = [e for e in lib.session_files.get(session_id, ()) if e.kind == "main"]
+        best = None
+        for entry in mains:
+            row = self._query(
+                "SELECT turn FROM docs WHERE file_id=%s AND NOT side AND ts<=%s ORDER BY ts DESC LIMIT 1",
+                (entry.file_id, ts or ""),
+            )
+            if row:
+                best = entry.turn_base + row[0][0]
+        return best
+
+    def snippet(self, file_id: int, doc: dict[str, Any], terms: list[str], rarity: dict[str, float] | None) -> str:
+        """From the scored passage (the team store ranks without the terms' rarity)."""
+        return snippets.snippet(doc["body"] or "", terms)

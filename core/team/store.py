@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import handoff, query_exec, query_syntax, resume, usage
+from .. import handoff, query_exec, query_syntax, resume, searching, usage
 from ..api import _check_limit
 from ..errors import BadInput, NotFound, StoreError
 from ..index.bm25 import Hit
@@ -40,8 +40,8 @@ from .db import check_url, connect, describe, guard_logs, redact
 from .names import changed_sessions, collisions, qualify, qualify_text, split_user
 from .rows import PgReader, load_user_rows
 from .schema import ensure_schema_or_explain
-from .search import DocPlaces, postings_snapshot
-from .view import Docs, UserView
+from .search import DocPlaces, Docs, postings_snapshot
+from .view import UserView
 
 log = logging.getLogger(__name__)
 
@@ -214,8 +214,8 @@ class TeamArchive:
         self._refresh()
         return self._libs
 
-    def _view(self, name: str, lib: Library, docs: Docs | None = None) -> UserView:
-        return UserView(self, name, lib, docs)
+    def _view(self, name: str, lib: Library) -> UserView:
+        return UserView(self, name, lib)
 
     def _views(self, user: str | None = None) -> list[UserView]:
         libs = self._current()
@@ -298,7 +298,7 @@ class TeamArchive:
             return []
         cols = ("doc_id", "file_id", "turn", "part", "first_seq", "last_seq", "ts", "side", "body")
         rows = self._query(f"SELECT {', '.join(cols)} FROM docs WHERE doc_id = ANY(%s)", ([h.doc_id for h in raw],))
-        docs = Docs({r[0]: dict(zip(cols, r)) for r in rows})
+        docs = Docs({r[0]: dict(zip(cols, r)) for r in rows}, self._query)
         per_user: dict[str, list[Hit]] = {}
         for h in raw:
             owner = self._files.get(h.file_id)
@@ -306,7 +306,7 @@ class TeamArchive:
                 per_user.setdefault(owner, []).append(h)
         streams = []
         for name, hits in per_user.items():
-            found = self._view(name, libs[name], docs)._hits(libs[name], hits, terms, want, sort=sort)
+            found = searching.hits(libs[name], docs, hits, terms, want, sort=sort)
             streams.append([replace(h, ref=self._qualified(name, h.ref)) for h in found])
         if sort == "recent":
             merged = list(heapq.merge(*streams, key=lambda h: (_newer_first(h.timestamp), hit_order(h))))

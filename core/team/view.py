@@ -3,13 +3,13 @@
 :class:`UserView` is an :class:`~core.api.Archive` that is never opened: its library
 is one user's sessions loaded from the store, its reader the store's messages, so
 resolving references, reading turns and conversations, message context, statistics
-and handoff all run unchanged. Only the SQL of finding a subagent's parent turn
-differs from the embedded one.
+and handoff all run unchanged. Its search hits are built by :mod:`core.searching`
+over the store's passages (:class:`core.team.search.Docs`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import usage
 from ..api import Archive
@@ -19,25 +19,14 @@ if TYPE_CHECKING:
     from .store import TeamArchive
 
 
-class Docs:
-    """The ``catalog.docs()`` that :meth:`Archive._hits` reads, prefetched in one query."""
-
-    def __init__(self, rows: dict[int, dict[str, Any]]) -> None:
-        self.rows = rows
-
-    def docs(self, doc_ids) -> dict[int, dict[str, Any]]:
-        return {i: self.rows[i] for i in doc_ids if i in self.rows}
-
-
 class UserView(Archive):
     """An Archive over one user's sessions in the team store (never opened itself)."""
 
-    def __init__(self, team: TeamArchive, user: str, lib: Library, docs: Docs | None = None) -> None:  # noqa: D107
+    def __init__(self, team: TeamArchive, user: str, lib: Library) -> None:  # noqa: D107
         self._team = team
         self._user = user
         self._lib = lib
         self.reader = team.reader
-        self.catalog = docs  # only _hits reads it
         self.config = team.config
         self._now = team._now
 
@@ -64,15 +53,3 @@ class UserView(Archive):
             if owner is not None and owner.session_id in out:
                 out[owner.session_id].add(r)
         return out
-
-    def _parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
-        mains = [e for e in lib.session_files.get(session_id, ()) if e.kind == "main"]
-        best = None
-        for entry in mains:
-            row = self._team._query(
-                "SELECT turn FROM docs WHERE file_id=%s AND NOT side AND ts<=%s ORDER BY ts DESC LIMIT 1",
-                (entry.file_id, ts or ""),
-            )
-            if row:
-                best = entry.turn_base + row[0][0]
-        return best
