@@ -17,11 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import answers, coverage, handoff, query_exec, query_syntax, resume, searching, usage
+from . import answers, coverage, handoff, query_exec, query_syntax, resolving, resume, searching, session_filters, usage
 from .arguments import out_of_bounds
 from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .catalog import CatalogError, disk_full_is_an_error, is_damage
-from .chains import parse_session_range
 from .config import Config
 from .errors import BadInput, NotFound, OutOfSpace
 from .index.bm25 import Snapshot
@@ -30,14 +29,13 @@ from .indexer import Indexer
 from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
 from .reading import MessageReader
-from .refs import parse_reference
 from .scope import Scope
 from .sources import all_sources
 from .streams import chronological, stitched
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
 from .fspath import display_text
-from .timeutil import newest_first, parse_ts, parse_user_time
+from .timeutil import parse_ts, parse_user_time
 from .words import plural
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
@@ -337,29 +335,9 @@ class Archive:
 
     # --- sessions ----------------------------------------------------------------------
 
-    def _filter_sessions(self, lib: Library, *, project=None, slug=None, agent=None, user=None, date_from=None, date_to=None, tags=None) -> list[SessionInfo]:
-        sessions: Iterable[SessionInfo]
-        if slug:
-            key = lib.chain_names.get(slug)
-            sessions = list(lib.chains.get(key, [])) if key else []
-        else:
-            sessions = lib.sessions.values()
-            if project:
-                sessions = _in_project(lib, sessions, project)
-        if agent:
-            sessions = [s for s in sessions if s.agent == agent]
-        if user:
-            sessions = [s for s in sessions if s.user == user]
-        ts_from = parse_user_time(date_from, name="date_from", now=self._now())
-        ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=self._now())
-        if ts_from is not None:
-            sessions = [s for s in sessions if parse_ts(s.last_timestamp) >= ts_from]
-        if ts_to is not None:
-            sessions = [s for s in sessions if parse_ts(s.first_timestamp) <= ts_to]
-        if tags:
-            wanted = set(tags)
-            sessions = [s for s in sessions if wanted & set(s.tags)]
-        return list(sessions)
+    def _filter_sessions(self, lib: Library, **filters: str | list[str] | None) -> list[SessionInfo]:
+        """The sessions these filters keep (:func:`core.session_filters.matching`); the team store's views use it too."""
+        return session_filters.matching(lib, now=self._now, **filters)
 
     def list_sessions(
         self,
@@ -379,11 +357,7 @@ class Archive:
             raise BadInput("offset must be 0 or more")
         lib = self.library
         sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, date_from=date_from, date_to=date_to, tags=tags)
-        if slug:
-            sessions.sort(key=lambda s: s.session_number or 0)
-        else:
-            sessions.sort(key=lambda s: (newest_first(s.last_timestamp), s.session_id), reverse=True)
-        return sessions[offset : offset + limit]
+        return session_filters.listed(sessions, slug=slug)[offset : offset + limit]
 
     def list_projects(self, *, user: str | None = None, date_from: str | None = None, date_to: str | None = None) -> list[str]:
         sessions = self._filter_sessions(self.library, user=user, date_from=date_from, date_to=date_to)
@@ -406,38 +380,8 @@ class Archive:
     # --- references --------------------------------------------------------------------
 
     def resolve(self, ref: str) -> Resolved:
-        """Sessions (and maybe a turn) named by any reference form (SPEC §4)."""
-        parsed = parse_reference(ref)
-        lib = self.library
-        slug_chain = lib.slug_chain(parsed.name)
-        if slug_chain is None and parsed.sessions:  # a slug-less chain's name takes a range: 0fae0449#1-2
-            key = lib.chain_names.get(parsed.name)
-            slug_chain = lib.chains[key] if key else None
-        if slug_chain is not None:
-            chain = tuple(slug_chain)
-            if parsed.sessions:
-                try:
-                    picked = parse_session_range(parsed.sessions, len(chain))
-                except ValueError as exc:
-                    raise BadInput(str(exc)) from None
-                sessions = tuple(chain[i] for i in picked)
-            else:
-                sessions = chain
-            if parsed.turn is not None and len(sessions) != 1:
-                raise BadInput(f"Bad reference {ref!r}: a turn needs exactly one session, e.g. {parsed.name}#{len(chain)}:{parsed.turn}")
-            return Resolved(ref=ref, sessions=sessions, chain=chain, turn=parsed.turn, single=False)
-        if parsed.sessions:
-            raise NotFound(f"Unknown session_id: {parsed.name}")
-        found = lib.find_ids(parsed.name)
-        if not found:
-            raise NotFound(f"Unknown session_id: {parsed.name}")
-        if len(found) > 1:
-            shown = ", ".join(found[:5])
-            raise BadInput(f"Ambiguous session id prefix {parsed.name!r}: matches {len(found)} sessions ({shown}); give more characters")
-        info = lib.session(found[0])
-        if info is None:  # find_ids names only sessions of this library
-            raise NotFound(f"Unknown session_id: {parsed.name}")
-        return Resolved(ref=ref, sessions=(info,), chain=tuple(lib.chain(info.session_id)), turn=parsed.turn, single=True)
+        """Sessions (and maybe a turn) named by any reference form (SPEC §4; :mod:`core.resolving`)."""
+        return resolving.resolve(self.library, ref)
 
     # --- reading -----------------------------------------------------------------------
 
@@ -650,12 +594,6 @@ def _check_limit(limit: int) -> int:
     if not isinstance(limit, int) or limit < 1 or limit > MAX_LIMIT:
         raise BadInput(out_of_bounds("limit", limit, 1, MAX_LIMIT))
     return limit
-
-
-def _in_project(lib: Library, sessions: Iterable[SessionInfo], project: str) -> list[SessionInfo]:
-    """SPEC §5: a case-insensitive substring of the project name or the project dir name."""
-    needle = project.strip().lower()
-    return [s for s in sessions if needle in s.project.lower() or needle in lib.project_dirs.get(s.session_id, "").lower()]
 
 
 def _only_roles(turn: Turn, roles: set[str]) -> Turn:
