@@ -2,9 +2,10 @@
 
 :class:`core.api.Archive` resolves the reference, checks what it covers
 (:mod:`core.coverage`) and reads the messages (:mod:`core.streams`); the functions
-here turn what was read into the answer every front end prints: a page of turns or
-messages that fits :data:`core.budget.RESULT_BUDGET`, a message's neighbourhood, the
-counts of some sessions. They read nothing themselves.
+here turn what was read into the answer every front end prints: the turns a
+conversation call asks for, a page of turns or messages that fits
+:data:`core.budget.RESULT_BUDGET`, a message's neighbourhood, the counts of some
+sessions. They read nothing themselves.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from typing import Any
 import msgspec
 
 from .budget import RESULT_BUDGET, clip_to_fit, take_within
-from .errors import NotFound
+from .errors import BadInput, NotFound
 from .model import Message, SessionInfo, Turn
+from .timeutil import parse_ts, parse_user_time
 from .views import Conversation, MessageContext, MessagesPage, turn_to_dict
+
+TURN_ROLES = ("user", "assistant", "tool")  # get_conversation's roles
+AROUND_WINDOW_SECONDS = 2 * 3600
 
 
 def clipped_turn(turn: Turn, budget: int | None) -> Turn:
@@ -30,6 +35,34 @@ def clipped_turn(turn: Turn, budget: int | None) -> Turn:
         lambda t: turn_to_dict(replace(turn, user_text=t[0], assistant_text=t[1])), budget, where,
     )  # fmt: skip
     return replace(turn, user_text=user, assistant_text=assistant)
+
+
+def check_roles(roles: Sequence[str] | None) -> None:
+    """``get_conversation``'s ``roles``: each one of user, assistant, tool."""
+    unknown = [r for r in roles or () if r not in TURN_ROLES]
+    if unknown:
+        raise BadInput(f"roles must be among user, assistant, tool; not {unknown[0]!r}")
+
+
+def selected_turns(turns: list[Turn], *, turn: int | None, around_timestamp: str | None, roles: Sequence[str] | None) -> list[Turn]:
+    """``get_conversation``'s turns: the reference's one turn, those near a time, only some roles' texts."""
+    if turn is not None:
+        turns = [t for t in turns if t.number == turn]
+    if around_timestamp:
+        center = parse_user_time(around_timestamp, name="around_timestamp")
+        turns = [t for t in turns if abs(parse_ts(t.timestamp) - center) <= AROUND_WINDOW_SECONDS]
+    if roles:
+        turns = [_only_roles(t, set(roles)) for t in turns]
+    return turns
+
+
+def _only_roles(turn: Turn, roles: set[str]) -> Turn:
+    return replace(
+        turn,
+        user_text=turn.user_text if "user" in roles else "",
+        assistant_text=turn.assistant_text if "assistant" in roles else "",
+        tools_used=turn.tools_used if ("tool" in roles or "assistant" in roles) else (),
+    )
 
 
 def conversation_page(

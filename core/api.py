@@ -7,7 +7,6 @@ waits for indexing. Results are model objects with ``to_dict()`` in the MCP shap
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import threading
@@ -25,6 +24,7 @@ from .config import Config
 from .errors import BadInput, NotFound, OutOfSpace
 from .index.bm25 import Snapshot
 from .index.segment import SegmentError
+from .index_stats import index_stats
 from .indexer import Indexer
 from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
@@ -34,8 +34,7 @@ from .sources import all_sources
 from .streams import chronological, stitched
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
-from .fspath import display_text
-from .timeutil import parse_ts, parse_user_time
+from .timeutil import parse_user_time
 from .words import plural
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
@@ -44,8 +43,6 @@ if TYPE_CHECKING:
     from .watch import Watcher
 
 MAX_LIMIT = 500
-TURN_ROLES = ("user", "assistant", "tool")  # get_conversation's roles
-AROUND_WINDOW_SECONDS = 2 * 3600
 MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 
 
@@ -424,21 +421,11 @@ class Archive:
             raise BadInput("offset must be 0 or more")
         if limit is not None:
             _check_limit(limit)
-        unknown = [r for r in roles or () if r not in TURN_ROLES]
-        if unknown:
-            raise BadInput(f"roles must be among user, assistant, tool; not {unknown[0]!r}")
+        answers.check_roles(roles)
         resolved = self.resolve(ref)
         sessions = coverage.pick_sessions(resolved, session)
-        turns: list[Turn] = []
-        for info in sessions:
-            turns.extend(self.turns(info))
-        if resolved.turn is not None:
-            turns = [t for t in turns if t.number == resolved.turn]
-        if around_timestamp:
-            center = parse_user_time(around_timestamp, name="around_timestamp")
-            turns = [t for t in turns if abs(parse_ts(t.timestamp) - center) <= AROUND_WINDOW_SECONDS]
-        if roles:
-            turns = [_only_roles(t, set(roles)) for t in turns]
+        turns = [t for info in sessions for t in self.turns(info)]
+        turns = answers.selected_turns(turns, turn=resolved.turn, around_timestamp=around_timestamp, roles=roles)
         covered = coverage.ref_for(sessions, resolved.chain, single=resolved.single, turn=resolved.turn)
         return answers.conversation_page(sessions, turns, ref=covered, offset=offset, limit=limit, budget=budget)
 
@@ -554,52 +541,10 @@ class Archive:
 
     def stats(self) -> IndexStats:
         """What is indexed, within this process's scope (index size and segments: the shared cache's)."""
-        lib = self.library
-        files = self.catalog.files(("file_id", "path", "agent", "size", "skipped", "skip_reasons", "error"))
-        snapshot = self._snapshot
-        documents = snapshot.n_docs if snapshot else 0
-        if not self.scope.everything:
-            files = [f for f in files if f["file_id"] in lib.files]
-            documents = _count_docs(self.catalog.db, list(lib.files)) if snapshot else 0
-        own = [self.cache / SEGMENTS_DIR, *(p for p in self.cache.glob("catalog.sqlite*"))]
-        index_bytes = sum(p.stat().st_size for top in own for p in ([top] if top.is_file() else top.rglob("*")) if p.is_file())
-        agents: dict[str, int] = {}
-        for s in lib.sessions.values():
-            agents[s.agent] = agents.get(s.agent, 0) + 1
-        return IndexStats(
-            files=len(files),
-            sessions=len(lib.sessions),
-            turns=sum(s.turn_count for s in lib.sessions.values()),
-            documents=documents,
-            segments=len(snapshot.segments) if snapshot else 0,
-            transcript_bytes=sum(max(0, f["size"]) for f in files),
-            index_bytes=index_bytes,
-            skipped_lines=sum(f["skipped"] for f in files),
-            files_with_skips=tuple((display_text(f["path"]), f["skipped"]) for f in files if f["skipped"]),
-            errors=tuple((display_text(f["path"]), f["error"]) for f in files if f["error"]),
-            agents=agents,
-            skip_reasons={display_text(f["path"]): json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
-        )
-
-
-def _count_docs(db, file_ids: list[int]) -> int:
-    total = 0
-    for start in range(0, len(file_ids), 500):
-        batch = file_ids[start : start + 500]
-        total += db.execute(f"SELECT count(*) FROM docs WHERE file_id IN ({','.join('?' * len(batch))})", batch).fetchone()[0]
-    return total
+        return index_stats(self.library, self.catalog, self._snapshot, self.scope, self.cache)
 
 
 def _check_limit(limit: int) -> int:
     if not isinstance(limit, int) or limit < 1 or limit > MAX_LIMIT:
         raise BadInput(out_of_bounds("limit", limit, 1, MAX_LIMIT))
     return limit
-
-
-def _only_roles(turn: Turn, roles: set[str]) -> Turn:
-    return replace(
-        turn,
-        user_text=turn.user_text if "user" in roles else "",
-        assistant_text=turn.assistant_text if "assistant" in roles else "",
-        tools_used=turn.tools_used if ("tool" in roles or "assistant" in roles) else (),
-    )
