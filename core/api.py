@@ -7,21 +7,19 @@ waits for indexing. Results are model objects with ``to_dict()`` in the MCP shap
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import answers, coverage, handoff, query_exec, query_syntax, resolving, resume, searching, session_filters, usage
 from .arguments import out_of_bounds
 from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .catalog import CatalogError, disk_full_is_an_error, is_damage
 from .config import Config
-from .errors import BadInput, NotFound, OutOfSpace
+from .errors import BadInput, NotFound
 from .index.bm25 import Snapshot
 from .index.segment import SegmentError
 from .index_stats import index_stats
@@ -30,7 +28,6 @@ from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
 from .reading import MessageReader
 from .scope import Scope
-from .sources import all_sources
 from .streams import chronological, stitched
 from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from .tags import TagStore
@@ -38,9 +35,7 @@ from .timeutil import parse_user_time
 from .words import plural
 from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
-
-if TYPE_CHECKING:
-    from .watch import Watcher
+from .upkeep import Upkeep
 
 MAX_LIMIT = 500
 MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
@@ -67,11 +62,7 @@ class Archive:
         self._library: Library | None = None
         self._tags_version: tuple[int, int] = (0, 0)
         self._library_lock = threading.Lock()
-        self._watcher: Watcher | None = None
-        self._listeners: list[Callable[[UpdateResult], None]] = []
-        self._first_index = threading.Event()  # set once the cache holds a first index
-        self._retry_paths: set[Path] = set()  # changed paths a full disk kept from the index
-        self._closed = False
+        self._upkeep = Upkeep(self)  # syncing, watching, listeners
         self._attach(catalog)
         if self.writer:
             self.indexer.remove_orphan_segments()
@@ -124,7 +115,7 @@ class Archive:
             if sync:
                 archive.sync(progress=progress)
             elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):
-                archive._first_index.set()
+                archive._upkeep.first_index.set()
         except BaseException:
             archive.close()  # (the writer lock with it: a retry must be able to take it)
             raise
@@ -132,19 +123,7 @@ class Archive:
 
     def sync_in_background(self, progress: Callable[[Progress], None] | None = None) -> threading.Thread:
         """Catch up with the disk on a thread; queries answer from the cache meanwhile."""
-
-        def run() -> None:
-            try:
-                self.sync(progress=progress)
-            except Exception as exc:  # the watcher still runs; the next change retries
-                if not self._closed:  # (closed under it: nothing to report)
-                    logging.getLogger(__name__).warning("relay-search: background sync failed: %s", exc)
-            finally:
-                self._first_index.set()
-
-        thread = threading.Thread(target=run, name="relay-search-sync", daemon=True)
-        thread.start()
-        return thread
+        return self._upkeep.sync_in_background(progress)
 
     def wait_for_first_index(self, timeout: float) -> bool:
         """Block (at most ``timeout`` s) only while a never-indexed cache is being built.
@@ -152,34 +131,14 @@ class Archive:
         A server started on an empty cache should not answer "no results" in its
         first seconds; once any index exists, queries never wait.
         """
-        return self._first_index.wait(timeout)
+        return self._upkeep.first_index.wait(timeout)
 
     def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None, *, quick: bool = False) -> UpdateResult:
-        """Bring the index up to date with the disk (all files, or these paths).
+        """Bring the index up to date with the disk (all files, or these paths; :mod:`core.upkeep`).
 
         ``quick``: a one-shot process trusts directory mtimes (core/discovery.py).
         """
-        if not self.writer:
-            self._refresh_from_disk()
-            return UpdateResult()
-        if paths is not None and self._retry_paths:
-            paths = {*paths, *self._retry_paths}
-        try:
-            with disk_full_is_an_error():
-                result = self.indexer.sync(paths, progress, quick=quick)
-        except OutOfSpace:
-            if paths is not None:  # the watcher's next change retries these too
-                self._retry_paths = set(paths)
-            raise
-        self._retry_paths = set()
-        if paths is None:
-            self._first_index.set()
-        if self._watcher is not None:  # a long-lived process: keep segments few
-            self.indexer.merge_in_background()
-        if result.changed:
-            for listener in list(self._listeners):
-                listener(result)
-        return result
+        return self._upkeep.sync(paths, progress, quick=quick)
 
     def compact(self) -> None:
         """Merge every segment into one (``relay-search index`` does this)."""
@@ -194,43 +153,22 @@ class Archive:
         return self.sync(progress=progress)
 
     def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None) -> None:
-        if on_change is not None:
-            self._listeners.append(on_change)
-        if self._watcher is not None:
-            return
-        from .watch import Watcher  # (watchdog) only a long-running process watches
-
-        self.indexer.merge_in_background()
-        roots = [root for source in all_sources(self.config.agents) for root in source.watch_roots(self.config)]
-        if self.writer:
-            self._watcher = Watcher(roots, lambda paths: self.sync(paths))
-        else:
-            self._watcher = Watcher([self.cache], lambda _: self._notify_external())
-        self._watcher.start()
+        """Watch the transcript roots (a reader: the writer's cache) and sync what changes."""
+        self._upkeep.start_watching(on_change)
 
     def remove_listener(self, on_change: Callable[[UpdateResult], None]) -> None:
         """Stop calling ``on_change`` (an app closing while the archive lives on)."""
-        if on_change in self._listeners:
-            self._listeners.remove(on_change)
-
-    def _notify_external(self) -> None:
-        before = self.generation
-        self._refresh_from_disk()
-        if self.generation != before:
-            for listener in list(self._listeners):
-                listener(UpdateResult(changed_sessions=tuple(self.library.sessions)))
+        self._upkeep.remove_listener(on_change)
 
     def stop_watching(self) -> None:
-        if self._watcher is not None:
-            self._watcher.stop()
-            self._watcher = None
+        self._upkeep.stop_watching()
 
     def close(self) -> None:
         self.stop_watching()
         # A merge still writing when the catalog closes would fail on its thread
         # (and a traceback from a daemon thread at interpreter exit is a crash).
         self.indexer.wait_for_merge(MERGE_WAIT_ON_CLOSE)
-        self._closed = True
+        self._upkeep.closed = True
         self.catalog.close()
         self.tags.close()
         self._lock.release()
