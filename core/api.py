@@ -449,12 +449,7 @@ class Archive:
 
     def sessions_usage(self, session_ids: Iterable[str]) -> dict[str, usage.Totals]:
         """Tokens and estimated cost per session: every file of its id (subagents, pings)."""
-        wanted = list(session_ids)
-        files: dict[str, list[int]] = {sid: [] for sid in wanted}
-        marks = ",".join("?" * len(wanted))
-        for row in self.catalog.files(("file_id", "session_id"), f"WHERE session_id IN ({marks})", wanted) if wanted else ():
-            files[row["session_id"]].append(row["file_id"])
-        return {sid: usage.totals_of(usage.catalog_file_records(self.catalog, ids)) for sid, ids in files.items()}
+        return usage.catalog_sessions_totals(self.catalog, session_ids)
 
     def session_usage(self, ref: str) -> usage.Totals:
         """Token usage of every session ``ref`` names (a session, a range or a chain)."""

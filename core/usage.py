@@ -270,6 +270,16 @@ def totals_of(records: Iterable[Record]) -> Totals:
     return totals
 
 
+def catalog_sessions_totals(catalog, session_ids: Iterable[str]) -> dict[str, Totals]:
+    """Tokens and estimated cost per session: every file of its id (subagents, pings)."""
+    wanted = list(session_ids)
+    files: dict[str, list[int]] = {sid: [] for sid in wanted}
+    marks = ",".join("?" * len(wanted))
+    for row in catalog.files(("file_id", "session_id"), f"WHERE session_id IN ({marks})", wanted) if wanted else ():
+        files[row["session_id"]].append(row["file_id"])
+    return {sid: totals_of(catalog_file_records(catalog, ids)) for sid, ids in files.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class Owner:
     """Whose a file's usage is: its agent, session and project.
