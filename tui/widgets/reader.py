@@ -5,7 +5,8 @@ of them (a page around the turn you opened) and grows the window as you scroll
 toward either end. A 2,000-turn session therefore paints as fast as a short one.
 Inside a turn the same holds for its steps: each turn mounts :data:`ITEM_PAGE`
 steps and the rest as its "more steps" line scrolls into view, so a real session
-with hundreds of tool calls in one turn paints as fast too.
+with hundreds of tool calls in one turn paints as fast too. Which blocks and steps
+to mount is :mod:`tui.widgets.window`'s arithmetic; this module mounts them.
 """
 
 from __future__ import annotations
@@ -27,32 +28,8 @@ from core.words import plural
 from ..blocks import Block
 from ..formatting import compress_numbers, query_terms
 from ..messages import ConversationLoaded
-from .turn_view import ITEM_PAGE, MoreSteps, SessionHeader, TurnView, block_widget
-
-PAGE = 8  # blocks mounted per page (a screenful: first paint stays fast)
-BEFORE = 2  # blocks mounted above the target turn
-
-
-def step_limits(blocks: list[Block], lo: int, hi: int, center: int | None) -> dict[int, int | None]:
-    """How many steps each block of ``lo..hi`` mounts now (None: all).
-
-    A turn of up to :data:`ITEM_PAGE` steps is mounted whole (most turns: cheap).
-    Of the big ones, only the first at or after ``center`` (the one being opened)
-    gets a page; the others show their head and "more steps" line and fill in as
-    that line scrolls into view. First paint is then a screenful, not a session.
-    """
-    limits: dict[int, int | None] = {}
-    paged = center is None
-    for i in range(lo, hi):
-        if len(blocks[i].items) <= ITEM_PAGE:
-            limits[i] = None
-        elif not paged and i >= (center or 0):
-            limits[i] = ITEM_PAGE
-            paged = True
-        else:
-            limits[i] = 0
-    return limits
-
+from .turn_view import MoreSteps, SessionHeader, TurnView, block_widget
+from .window import BEFORE, PAGE, opening, step_limits, unchanged, updated_end
 
 class Edge(Static):
     """``▲ 120 more above`` / ``▼ 40 more below``; click (or scroll) to load."""
@@ -181,13 +158,7 @@ class Reader(VerticalScroll, can_focus=True):
                 fold.expanded = True
 
     async def _window(self, center: int, *, at_end: bool = False) -> None:
-        n = len(self.blocks)
-        if at_end:
-            hi = n
-            lo = max(0, n - PAGE)
-        else:
-            lo = max(0, center - BEFORE)
-            hi = min(n, lo + PAGE)
+        lo, hi = opening(len(self.blocks), center, at_end=at_end)
         self.lo, self.hi = lo, hi
         # Made before the first await: the reader may be cleared or given another
         # conversation while the old children go (a fast second open).
@@ -220,9 +191,7 @@ class Reader(VerticalScroll, can_focus=True):
         """Live update: keep what is unchanged, replace the changed tail."""
         old = self.blocks
         new = loaded.blocks
-        d = 0
-        while d < min(len(old), len(new)) and old[d].key == new[d].key and old[d].last_sequence == new[d].last_sequence:
-            d += 1
+        d = unchanged(old, new)
         at_end = self.hi >= len(old)
         self.sessions = loaded.sessions
         self.hits = loaded.hit_blocks
@@ -240,8 +209,7 @@ class Reader(VerticalScroll, can_focus=True):
                 await widget.remove()
         self.blocks = new
         keep = min(self.hi, d)
-        new_hi = len(new) if (at_end or self.follow) else min(self.hi, len(new))
-        new_hi = min(new_hi, keep + 2 * PAGE)
+        new_hi = updated_end(self.hi, keep, len(new), grow=at_end or self.follow)
         if self.follow and len(new) - new_hi > 0:
             await self._window(len(new) - 1, at_end=True)
             return
