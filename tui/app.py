@@ -9,11 +9,9 @@ through :meth:`RelayApp.submit`, and every worker failure lands in one handler.
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import replace
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from core.words import plural
 
 from . import tasks
+from .changes import PendingChanges
 from .clipboard import notice as clipboard_notice
+from .filters import Filters, chosen
 from .heap import IdleCollector
 from .keys import MAIN_KEYS
 from .messages import (
@@ -43,11 +43,10 @@ from .messages import (
     TagsLoaded,
     TagsSaved,
 )
-from .screens.dialogs import DATE_CHOICES, TagScreen
+from .screens.dialogs import TagScreen
 from .screens.empty import EmptyScreen
 from .screens.main import MainScreen
 from .widgets.turn_view import warm_up_rendering
-from .tasks import Filters
 
 REFRESH_DELAY = 0.25  # seconds: live changes within this window refresh once
 IDLE_CHECK = 0.5  # seconds between looks for an idle moment to collect garbage in
@@ -74,10 +73,7 @@ class RelayApp(App[None]):
         self.syncing = False
         self.watching = False
         self.sync_result: Any = None
-        self._lock = threading.Lock()
-        self._changed: set[str] = set()
-        self._new: set[str] = set()
-        self._removed: set[str] = set()
+        self._pending = PendingChanges()  # filled on the watcher's thread
         self._refresh_pending = False
         self._empty_shown = False
         self._tag_label: str | None = None
@@ -230,11 +226,7 @@ class RelayApp(App[None]):
 
     def _on_change(self, result: Any) -> None:
         """Watcher thread: remember what changed, then wake the UI (bursts collapse)."""
-        with self._lock:
-            self._changed.update(getattr(result, "changed_sessions", ()) or ())
-            self._changed.update(getattr(result, "new_sessions", ()) or ())
-            self._new.update(getattr(result, "new_sessions", ()) or ())
-            self._removed.update(getattr(result, "removed_sessions", ()) or ())
+        self._pending.add(result)
         self.post_message(ArchiveChanged())
 
     @on(ArchiveChanged)
@@ -245,10 +237,7 @@ class RelayApp(App[None]):
 
     def _apply_changes(self) -> None:
         self._refresh_pending = False
-        with self._lock:
-            changed, new, removed = self._changed, self._new, self._removed
-            self._changed, self._new, self._removed = set(), set(), set()
-        self.main.archive_changed(changed, new, removed)
+        self.main.archive_changed(*self._pending.take())
         self.submit(tasks.stats, group="stats", exclusive=True)
         if self._empty_shown:
             self.submit(tasks.session_count, group="count", exclusive=True)
@@ -320,25 +309,8 @@ class RelayApp(App[None]):
     # --- filters -------------------------------------------------------------
 
     def set_filter(self, kind: str, value: str | None) -> None:
-        f = self.filters
-        if kind in ("project", "agent", "tag"):
-            f = replace(f, **{kind: value})
-        elif kind == "date":
-            days = dict(DATE_CHOICES).get(value or "")
-            date_from = (self.now() - timedelta(days=days)).date().isoformat() if days else None
-            f = replace(f, date_from=date_from, date_label=value if days else None, date_to=None)
-        elif kind == "range":  # a custom range (7d, yesterday, FROM..TO), already checked by the dialog
-            from core.dates import parse_range, to_iso
-
-            lo, hi = parse_range(value or "", now=self.now().timestamp())
-            f = replace(
-                f,
-                date_from=to_iso(lo) if lo is not None else None,
-                date_to=to_iso(hi) if hi is not None else None,
-                date_label=value,
-            )
-        self.filters = f
-        self.notify(f"Filter: {f.describe() or 'none'}")
+        self.filters = chosen(self.filters, kind, value, self.now())
+        self.notify(f"Filter: {self.filters.describe() or 'none'}")
         self.main.refresh_all()
 
     def clear_filters(self) -> None:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from .blocks import build_blocks, find_turn, hit_blocks
 from .clipboard import copy_text, save_copy
+from .filters import Filters
 from .messages import (
     ChoicesLoaded,
     ConversationLoaded,
@@ -34,34 +34,6 @@ REFERENCE = re.compile(r"^(?:[a-z0-9]+(?:-[a-z0-9]+)+(?:#[\d,\-]+(?::\d+)?)?|[0-
 SEARCH_LIMIT = 25  # hits per page of the live list: a few screens; each one rendered costs keystroke latency
 MAX_PAGE = 500  # the core's largest limit: what a live refresh re-fetches at most
 READER_HIT_LIMIT = 500
-
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """What the person narrowed the panes to (keys p, a, d and g)."""
-
-    project: str | None = None
-    agent: str | None = None
-    date_from: str | None = None
-    date_label: str | None = None
-    tag: str | None = None
-    date_to: str | None = None  # a custom range's end (ISO)
-
-    def describe(self) -> str:
-        parts = []
-        if self.project:
-            parts.append(f"project={self.project}")
-        if self.agent:
-            parts.append(f"agent={self.agent}")
-        if self.date_label:
-            parts.append(self.date_label)
-        if self.tag:
-            parts.append(f"tag={self.tag}")
-        return " ".join(parts)
-
-    @property
-    def active(self) -> bool:
-        return bool(self.project or self.agent or self.date_from or self.date_to or self.tag)
 
 
 def search(
