@@ -3,6 +3,9 @@
 :class:`Archive` owns the cache (catalog + segments), keeps the searcher's snapshot
 current, and answers queries from whatever snapshot is published: a query never
 waits for indexing. Results are model objects with ``to_dict()`` in the MCP shapes.
+The work behind each call is delegated (:mod:`core.searching`, :mod:`core.resolving`,
+:mod:`core.session_filters`, :mod:`core.upkeep`, :mod:`core.answers`, …); what stays
+here is checking arguments, the cache's state, and the glue.
 """
 
 from __future__ import annotations
