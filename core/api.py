@@ -294,6 +294,10 @@ class Archive:
         if offset < 0:
             raise BadInput("offset must be 0 or more")
         lib = self.library
+        if not slug and not project:  # (a project's name needs every cwd: those build the library)
+            return session_filters.newest_page(
+                lib, now=self._now, agent=agent, user=user, date_from=date_from, date_to=date_to, tags=tags, limit=limit, offset=offset
+            )
         sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, date_from=date_from, date_to=date_to, tags=tags)
         return session_filters.listed(sessions, slug=slug)[offset : offset + limit]
 

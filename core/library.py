@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .catalog import Catalog
 from .chains import _effective_key, group_chains
@@ -25,6 +25,17 @@ from .refs import MIN_PREFIX, format_reference
 from .scope import Scope
 
 LIVE_SECONDS = 300  # a session written to within this many seconds is live
+
+
+class ListingRow(NamedTuple):
+    """A session as a listing filters and orders it, read without building it."""
+
+    session_id: str
+    agent: str
+    user: str | None
+    first_timestamp: str | None
+    last_timestamp: str | None
+    tags: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +209,26 @@ class Library:
         if file_id not in self._one_file:
             self.prefetch_files((file_id,))
         return self._one_file.get(file_id)
+
+    def listing_rows(self) -> list[ListingRow]:
+        """Every session in scope, as much of it as a listing filters and sorts by
+        (kept for this generation); see :func:`core.session_filters.newest_page`."""
+        if self._built:
+            return [ListingRow(s.session_id, s.agent, s.user, s.first_timestamp, s.last_timestamp, s.tags) for s in self._sessions.values()]
+        rows = self.memo.get("listing_rows")
+        if rows is None:
+            query = "SELECT session_id, agent, project_key, cwd, user, first_ts, last_ts FROM sessions"
+            rows = self.memo["listing_rows"] = [
+                ListingRow(sid, agent, user, first, last, self._tags.get(sid, ()))
+                for sid, agent, key, cwd, user, first, last in self._catalog.db.execute(query)
+                if self._scope.matches(agent, key, cwd)
+            ]
+        return rows
+
+    def load_sessions(self, session_ids: Iterable[str]) -> None:
+        """Build these sessions (and their chains) in one batch of queries."""
+        if not self._built:
+            self._load_chains(session_ids)
 
     def prefetch_files(self, file_ids: Iterable[int]) -> None:
         """Look up many files at once (a search's hits): one query, each session's chain once.

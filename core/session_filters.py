@@ -9,10 +9,64 @@ substring of the project name or its directory's name), then agent, user, dates
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from .library import Library
 from .model import SessionInfo
 from .timeutil import newest_first, parse_ts, parse_user_time
+
+
+def newest_page(
+    lib: Library,
+    *,
+    now: Callable[[], float],
+    agent: str | None = None,
+    user: str | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    tags: list[str] | None = None,
+    limit: int,
+    offset: int = 0,
+) -> list[SessionInfo]:
+    """One page of ``list_sessions``' newest-first listing, building only its sessions.
+
+    The same filters and order as :func:`matching` + :func:`listed`, applied to the
+    catalog's rows (:meth:`Library.listing_rows`), so ``relay-search list`` does not
+    build every session of a 100,000-file archive to show ten of them.
+    """
+    keep = _keeper(now, agent=agent, user=user, date_from=date_from, date_to=date_to, tags=tags)
+    rows = [r for r in lib.listing_rows() if keep(r)]
+    rows.sort(key=lambda r: (newest_first(r.last_timestamp), r.session_id), reverse=True)
+    page = [r.session_id for r in rows[offset : offset + limit]]
+    lib.load_sessions(page)
+    return [info for info in (lib.session(sid) for sid in page) if info is not None]
+
+
+def _keeper(
+    now: Callable[[], float],
+    *,
+    agent: str | None,
+    user: str | None,
+    date_from: str | None,
+    date_to: str | None,
+    tags: list[str] | None,
+) -> Callable[[Any], bool]:
+    """The agent, user, date and tag filters as one test of a session (or a listing row:
+    anything with ``agent``, ``user``, ``first_timestamp``, ``last_timestamp``, ``tags``)."""
+    ts_from = parse_user_time(date_from, name="date_from", now=now())
+    ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=now())
+    wanted = set(tags or ())
+
+    def keep(s: Any) -> bool:
+        return (
+            (not agent or s.agent == agent)
+            and (not user or s.user == user)
+            and (ts_from is None or parse_ts(s.last_timestamp) >= ts_from)
+            and (ts_to is None or parse_ts(s.first_timestamp) <= ts_to)
+            and (not wanted or bool(wanted & set(s.tags)))
+        )
+
+    return keep
 
 
 def matching(
@@ -36,19 +90,8 @@ def matching(
         sessions = lib.sessions.values()
         if project:
             sessions = in_project(lib, sessions, project)
-    if agent:
-        sessions = [s for s in sessions if s.agent == agent]
-    if user:
-        sessions = [s for s in sessions if s.user == user]
-    ts_from = parse_user_time(date_from, name="date_from", now=now())
-    ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=now())
-    if ts_from is not None:
-        sessions = [s for s in sessions if parse_ts(s.last_timestamp) >= ts_from]
-    if ts_to is not None:
-        sessions = [s for s in sessions if parse_ts(s.first_timestamp) <= ts_to]
-    if tags:
-        wanted = set(tags)
-        sessions = [s for s in sessions if wanted & set(s.tags)]
+    keep = _keeper(now, agent=agent, user=user, date_from=date_from, date_to=date_to, tags=tags)
+    sessions = [s for s in sessions if keep(s)]
     return list(sessions)
 
 

@@ -68,3 +68,43 @@ def test_a_warm_search_builds_no_session_it_does_not_hit(demo_home) -> None:
         assert not archive.library._built
     finally:
         archive.close()
+
+
+LISTINGS = [
+    {},
+    {"limit": 2},
+    {"limit": 3, "offset": 2},
+    {"agent": "claude"},
+    {"agent": "codex", "limit": 1},
+    {"date_from": "2026-01-01"},
+    {"date_to": "2026-03-01", "date_from": "2025-01-01"},
+    {"tags": ["important"]},
+    {"user": "nobody"},
+    {"offset": 500},
+]
+
+
+@pytest.mark.parametrize("pattern", ["*", "*billing*"])
+def test_a_listing_page_builds_only_its_sessions_and_equals_the_full_listing(demo_home, pattern: str) -> None:
+    """``list`` (no project or slug filter) reads the catalog's rows, builds one page."""
+    from core.config import Config
+
+    from core import session_filters
+    from core.api import Archive
+
+    home, _ = demo_home
+    config = Config.from_env({"HOME": str(home)}, pattern=pattern)
+    with Archive.open(config) as archive:
+        some = archive.list_sessions(limit=50)
+        assert some
+        archive.set_tags(some[-1].session_id, ["important"])  # a tag filter with something to find
+        for filters in LISTINGS:
+            archive._library = None  # a fresh lazy library, as the next process has
+            lazy_page = archive.list_sessions(**filters)
+            assert not archive.library._built, filters  # one page built, not every session
+            full = Library(archive.catalog, archive.tags.all(), now=archive.library._now, scope=archive.scope)
+            picked = {k: v for k, v in filters.items() if k not in ("limit", "offset")}
+            offset, limit = filters.get("offset", 0), filters.get("limit", 50)
+            expected = session_filters.listed(session_filters.matching(full, now=archive._now, **picked), slug=None)
+            assert lazy_page == expected[offset : offset + limit], filters
+        assert [s.session_id for s in archive.list_sessions(tags=["important"])] == [some[-1].session_id]
