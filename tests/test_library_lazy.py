@@ -1,9 +1,9 @@
 """The lazy library answers single lookups exactly as the full build does (issue 12 #11).
 
-A warm search reads only the sessions it hits; listing and resolving build every
-session. Both must agree on every field: chain numbers, references, project
-names, file offsets — on the demo corpus (chains, a slug-less continuation,
-subagents, several projects) and within a scope.
+A warm search reads only the sessions it hits, and a listing page only its own;
+listing by project or slug builds every session. Both must agree on every field:
+chain numbers, references, project names, file offsets — on the demo corpus
+(chains, a slug-less continuation, subagents, several projects) and within a scope.
 """
 
 from __future__ import annotations
