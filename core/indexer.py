@@ -33,7 +33,7 @@ from .index.retire import ReaderPins, delete_segments
 from .index.workers import available_cpus, make_pool, worker_count
 from .index.segment import load_segment, merge_segments, save_segment
 from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, same_bytes_read, segment_name
-from .links import find_links, new_files_link_nothing
+from .links import find_links
 from .sources import MAIN, SourceFile, all_sources, get_source
 from .views import Progress, UpdateResult
 
@@ -131,8 +131,7 @@ class Indexer:
                 self._remove(gone, known, result)
             if jobs:
                 self._run(jobs, total_bytes, known, result, progress)
-            if result.need_links or (result.new_mains and not new_files_link_nothing(self.catalog.db, result.new_mains)):
-                # (a cold index or a big batch has more new files than the shortcut checks: relinked at once)
+            if result.need_links:
                 self._relink(result)
             self.purge_retired()  # what an earlier merge could not delete yet
             if dir_scan is not None and dir_scan.dirs != dirs_before:
@@ -315,10 +314,8 @@ class Indexer:
                 result.files_read += 1
                 result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
                 result.skipped += out.skipped
-                if out.summaries or (out.replace and out.file.kind == MAIN and row is not None):
+                if out.summaries or (out.replace and out.file.kind == MAIN):
                     result.need_links = True
-                elif out.replace and out.file.kind == MAIN:
-                    result.new_mains.append(file_id)  # (relinked only if it can change a link)
             db.executemany(
                 "INSERT INTO docs(doc_id, file_id, turn, part, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?,?)",
                 doc_rows,
@@ -491,7 +488,6 @@ class _Tally:
         self.bytes_read = 0
         self.skipped = 0
         self.need_links = False
-        self.new_mains: list[int] = []  # main files read for the first time (core.links.new_files_link_nothing)
         self.seconds = 0.0
 
     def note(self, changed: session_rows.Changes) -> None:

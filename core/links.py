@@ -15,8 +15,6 @@ import numpy as np
 
 from .ingest import uuid_hash
 
-FEW_NEW_FILES = 16  # new main files an update checks one by one before relinking everything
-
 Links = tuple[dict[str, str], dict[str, list[str]], list[tuple[dict, int | None]]]
 
 
@@ -67,43 +65,6 @@ def find_links(rows: list[dict]) -> Links:
             if target_sid != sid and sid not in links:
                 links[sid] = target_sid
     return links, summaries, rereads
-
-
-def new_files_link_nothing(db, file_ids: list[int]) -> bool:
-    """Can these newly read main files change no link, summary or replay? (Then the
-    update skips :func:`find_links`, which reads every main file's hashes: seconds at
-    100,000 files, on every new session.)
-
-    A new file X can take part in a replay only if one of X's first three records is
-    in another file (X copies it) or one of another file's first three is in X (it
-    copies X): ``find_links`` looks at no other pairs. Its uuids matter only if
-    some file's summary points at one of them. Each test is conservative: a byte
-    match at an odd offset just means "look closely" (the full relink runs).
-    """
-    if len(file_ids) > FEW_NEW_FILES:
-        return False  # each check reads every file's first records: one full pass is cheaper
-    for file_id in file_ids:
-        row = db.execute("SELECT record_hashes, uuid_hashes FROM files WHERE file_id=?", (file_id,)).fetchone()
-        if row is None:
-            return False
-        records, uuids = row[0] or b"", row[1] or b""
-        firsts = [records[i : i + 8] for i in range(0, min(len(records), 24), 8)]
-        if firsts:
-            test = " OR ".join("instr(record_hashes, ?) > 0" for _ in firsts)
-            if db.execute(f"SELECT 1 FROM files WHERE kind='main' AND file_id != ? AND ({test}) LIMIT 1", (file_id, *firsts)).fetchone():
-                return False
-        mine = {records[i : i + 8] for i in range(0, len(records), 8)}
-        if mine:
-            for (head,) in db.execute("SELECT substr(record_hashes, 1, 24) FROM files WHERE kind='main' AND file_id != ? AND record_hashes IS NOT NULL", (file_id,)):
-                if any(head[i : i + 8] in mine for i in range(0, len(head), 8)):
-                    return False
-        held = {uuids[i : i + 8] for i in range(0, len(uuids), 8)}
-        if held:
-            for (text,) in db.execute("SELECT summaries FROM files WHERE kind='main' AND summaries IS NOT NULL AND summaries != '[]'"):
-                for leaf, _ in json.loads(text):
-                    if leaf and np.array([uuid_hash(leaf)], dtype=np.int64).tobytes() in held:
-                        return False
-    return True
 
 
 class _Owners:

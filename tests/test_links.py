@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.ingest import uuid_hash
-from core.links import _hashes, _Owners, _replays, find_links, new_files_link_nothing
+from core.links import _hashes, _Owners, _replays, find_links
 
 
 def _reference(rows: list[dict]):
@@ -87,50 +87,3 @@ def test_a_file_that_replays_another_is_found():
     links, _, rereads = find_links([first, copy])
     assert links == {"b": "a"}
     assert [(r["file_id"], to) for r, to in rereads] == [(2, 1)]
-
-
-def _table(rows: list[dict]):
-    import sqlite3
-
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE files(file_id INTEGER PRIMARY KEY, kind TEXT, record_hashes BLOB, uuid_hashes BLOB, summaries TEXT)")
-    db.executemany(
-        "INSERT INTO files VALUES(?, 'main', ?, ?, ?)",
-        [(r["file_id"], r["record_hashes"], r["uuid_hashes"], r["summaries"]) for r in rows],
-    )
-    return db
-
-
-@settings(max_examples=300, deadline=None)
-@given(_rows())
-def test_a_new_file_said_to_link_nothing_changes_no_link(rows):
-    """The update's shortcut (core.links.new_files_link_nothing) never skips a relink
-    that would have changed something: links, summaries and rereads are those
-    without the new file, and the new file replays nothing."""
-    if not rows:
-        return
-    # read for the first time (nothing recorded yet), without summaries of its own
-    # (a file with summaries always relinks: core.indexer)
-    new = dict(rows[-1], replay_of=None, summaries=None)
-    rows = [*rows[:-1], new]
-    if not new_files_link_nothing(_table(rows), [new["file_id"]]):
-        return
-    before = find_links(rows[:-1])
-    after = find_links(rows)
-    assert after[0] == before[0] and after[1] == before[1]
-    assert [(r["file_id"], to) for r, to in after[2]] == [(r["file_id"], to) for r, to in before[2]]
-
-
-def test_the_shortcut_sees_a_copy_in_either_direction():
-    original = {"file_id": 1, "record_hashes": np.array([1, 2, 3, 4], np.int64).tobytes(), "uuid_hashes": None, "summaries": None}
-    later = {"file_id": 2, "record_hashes": np.array([9, 1, 2], np.int64).tobytes(), "uuid_hashes": None, "summaries": None}
-    deep = {"file_id": 3, "record_hashes": np.array([4, 8], np.int64).tobytes(), "uuid_hashes": None, "summaries": None}
-    alone = {"file_id": 4, "record_hashes": np.array([70, 71], np.int64).tobytes(), "uuid_hashes": None, "summaries": None}
-    db = _table([original, later, deep, alone])
-    assert not new_files_link_nothing(db, [2])  # another file's first records are in it
-    assert not new_files_link_nothing(db, [3])  # its first record is deep in another file
-    assert new_files_link_nothing(db, [4])
-    pointed = {"file_id": 5, "record_hashes": None, "uuid_hashes": None, "summaries": json.dumps([["u7", "a summary"]])}
-    leaf = {"file_id": 6, "record_hashes": np.array([50], np.int64).tobytes(),
-            "uuid_hashes": np.array([uuid_hash("u7")], np.int64).tobytes(), "summaries": None}
-    assert not new_files_link_nothing(_table([pointed, leaf]), [6])  # a summary points into it
