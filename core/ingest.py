@@ -16,6 +16,7 @@ import numpy as np
 
 from pathlib import Path
 
+from . import usage as usage_rows
 from .index.postings import Postings, count_terms
 from .index import vocab
 from .index.segment import Segment, build_from_coo, save_segment
@@ -123,7 +124,9 @@ def _run_job(job: Job) -> JobOutput:
         return _failed(job, stat, f"{type(exc).__name__}: {exc}")
     entries = result.entries
     meta = result.meta
-    usage = result.usage  # kept whole: a replayed response shares its key and is counted once
+    # kept whole (a replayed response shares its key and is counted once), merged per
+    # response: the writer stores half as many rows, and pickling them cost the pool
+    usage = usage_rows.merge(result.usage)
     if job.exclude is not None and job.exclude.shape[0]:
         excluded = set(job.exclude.tolist())
         entries = [e for e in entries if not (e.record_key and uuid_hash(e.record_key) in excluded)]
