@@ -62,6 +62,10 @@ class Job:
     mtime_ns: int = 0  # when it was last written (a cold index reads the newest first)
 
 
+_encode_usage = msgspec.msgpack.Encoder().encode
+_decode_usage = msgspec.msgpack.Decoder(list[Usage]).decode
+
+
 @dataclass(slots=True)
 class JobOutput:
     file: SourceFile
@@ -88,6 +92,17 @@ class JobOutput:
     missing: bool = False
     reasons: dict[str, int] = field(default_factory=dict)  # why the skipped lines were skipped
     usage: list[Usage] = field(default_factory=list)  # token usage of the responses read
+
+    # Sent from a pool worker with the usage as one msgpack blob: pickling tens of
+    # thousands of msgspec structs one at a time cost a cold index more than storing them.
+    def __getstate__(self) -> dict[str, Any]:
+        state = {name: getattr(self, name) for name in self.__slots__}
+        state["usage"] = _encode_usage(self.usage)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, _decode_usage(value) if name == "usage" else value)
 
 
 def run_job(job: Job) -> JobOutput:

@@ -400,3 +400,25 @@ def test_merging_a_files_usage_before_storing_leaves_the_catalog_as_storing_each
         return db.execute("SELECT * FROM usage ORDER BY key").fetchall()
 
     assert stored(usage.merge(rows)) == stored(rows)
+
+
+def test_a_parse_workers_output_reaches_the_writer_with_its_usage_merged_and_whole(tmp_path: Path) -> None:
+    """The pool pickles each file's output (its usage as one msgpack blob): the writer
+    gets one row per response, each field's maximum, and every other field as sent."""
+    import pickle
+
+    from core.ingest import Job, run_job
+    from core.sources.base import SourceFile
+
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_text("\n".join([_claude_record(1, out=8), _claude_record(2, out=167),
+                               _claude_record(3, out=4, mid="msg_2", rid="req_2")]) + "\n")
+    out = run_job(Job(SourceFile(path, "claude"), 7))
+    back = pickle.loads(pickle.dumps(out, protocol=5))
+    assert [(u.key, u.output_tokens, u.model) for u in back.usage] == [
+        ("claude:msg_1:req_1", 167, "claude-sonnet-4-5-20250929"), ("claude:msg_2:req_2", 4, "claude-sonnet-4-5-20250929")]
+    assert back.usage == out.usage
+    for name in out.__slots__:
+        if name not in ("usage", "hashes", "record_hashes", "postings", "doc_ids"):
+            assert getattr(back, name) == getattr(out, name), name
+    assert (back.hashes == out.hashes).all() and (back.record_hashes == out.record_hashes).all()
