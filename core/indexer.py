@@ -15,7 +15,8 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ CHUNK_BYTES = 48 << 20  # one worker task (and one segment) during a cold index
 INLINE_CHUNK_BYTES = 64 << 20  # inline, results are published every ~this many bytes
 FIRST_CHUNK_BYTES = 2 << 20  # the first chunk is small: a cold start shows results at once
 MAX_SMALL_SEGMENTS = 8
+BULK_CACHE_KB = 16 << 10  # the writer's SQLite page cache during a big sync (see _bulk_cache)
 
 _KNOWN_COLUMNS = ("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "replay_of", "error")
 
@@ -259,14 +261,35 @@ class Indexer:
         parallel = total_bytes >= PARALLEL_MIN_BYTES and available_cpus() >= 2
         chunks = _chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES, FIRST_CHUNK_BYTES)
         first_chunk = self._reserve_chunks(len(chunks))
-        if not parallel:
-            for n, chunk in enumerate(chunks):
-                report(run_chunk(first_chunk + n, chunk, str(self.segments_dir)))
+        with self._bulk_cache(total_bytes >= PARALLEL_MIN_BYTES):
+            if not parallel:
+                for n, chunk in enumerate(chunks):
+                    report(run_chunk(first_chunk + n, chunk, str(self.segments_dir)))
+                return
+            ids = [first_chunk + n for n in range(len(chunks))]
+            with make_pool(worker_count(len(chunks))) as pool:
+                for chunk in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
+                    report(chunk)
+
+    @contextmanager
+    def _bulk_cache(self, bulk: bool) -> Iterator[None]:
+        """A bigger SQLite page cache for the writer while a big sync lasts.
+
+        Each chunk's commit touches pages all over the usage and file indexes; with
+        SQLite's default 2 MB cache most were read back from the file every time
+        (a cold index spent ~0.4 s of the writer's CPU in pread). Put back after,
+        so a long-lived process does not keep the pages.
+        """
+        if not bulk:
+            yield
             return
-        ids = [first_chunk + n for n in range(len(chunks))]
-        with make_pool(worker_count(len(chunks))) as pool:
-            for chunk in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
-                report(chunk)
+        db = self.catalog.db
+        before = db.execute("PRAGMA cache_size").fetchone()[0]
+        db.execute(f"PRAGMA cache_size=-{BULK_CACHE_KB}")
+        try:
+            yield
+        finally:
+            db.execute(f"PRAGMA cache_size={int(before)}")
 
     def _reserve_chunks(self, n: int) -> int:
         """Chunk ids name segments and seed doc ids; reserved before workers start."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from pathlib import Path
 
+from . import usage as usage_rows
 from .index.postings import Postings, count_terms
 from .index import vocab
 from .index.segment import Segment, build_from_coo, save_segment
@@ -63,6 +64,10 @@ class Job:
     mtime_ns: int = 0  # when it was last written (a cold index reads the newest first)
 
 
+_encode_usage = msgspec.msgpack.Encoder().encode
+_decode_usage = msgspec.msgpack.Decoder(list[Usage]).decode
+
+
 @dataclass(slots=True)
 class JobOutput:
     """What a worker read from one file: its documents, messages, usage and skipped lines."""
@@ -91,6 +96,17 @@ class JobOutput:
     missing: bool = False
     reasons: dict[str, int] = field(default_factory=dict)  # why the skipped lines were skipped
     usage: list[Usage] = field(default_factory=list)  # token usage of the responses read
+
+    # Sent from a pool worker with the usage as one msgpack blob: pickling tens of
+    # thousands of msgspec structs one at a time cost a cold index more than storing them.
+    def __getstate__(self) -> dict[str, Any]:
+        state = {name: getattr(self, name) for name in self.__slots__}
+        state["usage"] = _encode_usage(self.usage)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            object.__setattr__(self, name, _decode_usage(value) if name == "usage" else value)
 
 
 def run_job(job: Job) -> JobOutput:
@@ -127,7 +143,9 @@ def _run_job(job: Job) -> JobOutput:
         return _failed(job, stat, f"{type(exc).__name__}: {exc}")
     entries = result.entries
     meta = result.meta
-    usage = result.usage  # kept whole: a replayed response shares its key and is counted once
+    # kept whole (a replayed response shares its key and is counted once), merged per
+    # response: the writer stores half as many rows, and pickling them cost the pool
+    usage = usage_rows.merge(result.usage)
     if job.exclude is not None and job.exclude.shape[0]:
         excluded = set(job.exclude.tolist())
         entries = [e for e in entries if not (e.record_key and uuid_hash(e.record_key) in excluded)]

@@ -71,7 +71,14 @@ class Record:
 
 
 def merge(usages: Iterable[Usage]) -> list[Usage]:
-    """Usages sharing a key merged field-wise by maximum, in first-seen order."""
+    """Usages sharing a key merged as the catalog's upsert merges them, in first-seen order.
+
+    Counts take each field's maximum; model and time the first that is not None
+    (SQL ``coalesce``). A parse worker merges a file's records before sending
+    them (Claude Code writes a response's usage on each of its records, so half
+    the rows of a cold index were repeats): storing the merged rows leaves the
+    catalog exactly as storing every record's row would.
+    """
     out: dict[str, Usage] = {}
     for u in usages:
         seen = out.get(u.key)
@@ -79,7 +86,8 @@ def merge(usages: Iterable[Usage]) -> list[Usage]:
             out[u.key] = u
             continue
         out[u.key] = Usage(
-            key=u.key, model=seen.model or u.model, timestamp=seen.timestamp or u.timestamp, uuid=seen.uuid,
+            key=u.key, model=u.model if seen.model is None else seen.model,
+            timestamp=u.timestamp if seen.timestamp is None else seen.timestamp, uuid=seen.uuid,
             input_tokens=max(seen.input_tokens, u.input_tokens), output_tokens=max(seen.output_tokens, u.output_tokens),
             cache_creation_tokens=max(seen.cache_creation_tokens, u.cache_creation_tokens),
             cache_read_tokens=max(seen.cache_read_tokens, u.cache_read_tokens),

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.api import Archive
 
@@ -393,3 +395,48 @@ def test_claude_line_cut_short_inside_tool_use_result_is_skipped(tmp_path):
         assert_all_good_lines_found(archive, corpus)
         assert file_skips(archive, corpus.files["claude"]) == {"invalid JSON": 1}
         assert archive.search("manatee") == []
+
+
+def _depth(value) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_JSON = st.recursive(
+    st.none() | st.integers() | st.text(alphabet="ab{[", max_size=4),
+    lambda inner: st.lists(inner, max_size=80) | st.dictionaries(st.text(alphabet="k{", max_size=3), inner, max_size=6),
+    max_leaves=200,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON, limit=st.integers(0, 8))
+def test_too_deep_is_the_nesting_depth_over_the_limit(value, limit) -> None:
+    """too_deep walks a few containers first and asks the raw bytes past that: either
+    way the answer is the value's nesting depth against the limit."""
+    import msgspec
+
+    from core.jsonl import too_deep
+
+    raw = msgspec.json.encode(value)
+    expected = _depth(value) > limit
+    assert too_deep(value, raw, limit) == expected
+    assert too_deep(value, msgspec.Raw(raw), limit) == expected
+    assert too_deep(value, None, limit) == expected
+
+
+def test_too_deep_on_values_of_many_containers() -> None:
+    import msgspec
+
+    from core.jsonl import too_deep
+
+    wide = [{} for _ in range(70)]
+    deep: list = []
+    for _ in range(9):
+        deep = [deep]
+    # (the walk takes the last child first: the wide list's containers come before the deep one)
+    for value, limit, expected in ((wide, 1, True), (wide, 2, False), ([deep, wide], 8, True), ([deep, wide], 11, False)):
+        assert too_deep(value, msgspec.json.encode(value), limit) is expected

@@ -171,3 +171,29 @@ def test_incremental_updates_rank_and_list_like_a_rebuild(demo_home, tmp_path):
     with Archive.open(config_for(home, cache_dir=fresh_cache), now=lambda: DEFAULT_NOW.timestamp()) as rebuilt:
         assert _ranking(rebuilt) == incremental
         assert _rows(rebuilt) == rows  # labels, counts, times, chains: every field
+
+
+def test_a_big_sync_gives_the_writers_page_cache_back(demo_home, monkeypatch):
+    """A big sync runs with a bigger SQLite page cache (core.indexer._bulk_cache); a
+    long-lived process must not keep it afterwards."""
+    import core.indexer as indexer
+
+    home, _ = demo_home
+    seen: list[int] = []
+    commit = indexer.Indexer._commit
+
+    def watching(self, *args, **kw):
+        seen.append(self.catalog.db.execute("PRAGMA cache_size").fetchone()[0])
+        return commit(self, *args, **kw)
+
+    monkeypatch.setattr(indexer, "PARALLEL_MIN_BYTES", 0)  # every sync is a big one (inline here)
+    monkeypatch.setattr(indexer, "available_cpus", lambda: 1)
+    monkeypatch.setattr(indexer.Indexer, "_commit", watching)
+    archive = open_archive(home)
+    try:
+        archive.sync()
+        assert seen and set(seen) == {-indexer.BULK_CACHE_KB}
+        assert archive.indexer.catalog.db.execute("PRAGMA cache_size").fetchone()[0] == -2000
+        assert archive.search("watchdog")  # and the index is whole
+    finally:
+        archive.close()

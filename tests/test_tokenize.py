@@ -4,6 +4,8 @@ must give exactly what the general rules give."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.tokenize import Tokenizer, term_id
 
@@ -44,3 +46,38 @@ def test_vendored_stopwords_are_bm25s_list():
     from core.tokenize import STOPWORDS_EN
 
     assert tuple(STOPWORDS_EN) == tuple(upstream)
+
+
+_TEXT = st.text(
+    alphabet=st.sampled_from(list("aZé_9./-:@# \t\n\x1f\xa0→…ΣςΟ日本İ'") + ["\u2028", "\U0001f4cb"]), max_size=80
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_TEXT)
+def test_the_token_patterns_match_as_the_plain_ones(text: str) -> None:
+    """TOKEN_RE and ASCII_TOKEN_RE use possessive quantifiers for speed: same tokens."""
+    import re
+
+    from core.tokenize import ASCII_TOKEN_RE, TOKEN_RE
+
+    assert TOKEN_RE.findall(text) == re.findall(r"\w+(?:[./\-:@#]\w+)*", text)
+    ascii_text = text.encode("ascii", "replace").decode()
+    assert ASCII_TOKEN_RE.findall(ascii_text) == re.findall(r"[A-Za-z0-9_]+(?:[./\-:@#][A-Za-z0-9_]+)*", ascii_text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_TEXT, min_size=1, max_size=4))
+def test_term_ids_by_chunk_are_the_hashes_of_the_terms(texts: list[str]) -> None:
+    """term_ids reads a text by whitespace-separated chunks (memoized): the same ids,
+    in order, as tokenizing the whole text, also once the chunk memo starts over."""
+    import core.tokenize as tokenize
+
+    tokenizer = Tokenizer()
+    saved = tokenize.MAX_CHUNKS
+    tokenize.MAX_CHUNKS = 3
+    try:
+        for text in texts + texts:
+            assert tokenizer.term_ids(text) == [term_id(term) for term in tokenizer.terms(text)]
+    finally:
+        tokenize.MAX_CHUNKS = saved

@@ -21,9 +21,12 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.api import Archive
 from core.config import Config
+from core.model import Usage
 from core.pricing import cost, price_for
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
@@ -364,3 +367,58 @@ def test_a_response_finished_by_appended_records_is_updated_not_added(tmp_path: 
         assert result.bytes_read < path.stat().st_size  # read from where it stopped
         totals = archive.session_usage(SID)
         assert (totals.responses, totals.output) == (2, 304)
+
+
+_usage_rows = st.lists(
+    st.builds(
+        Usage,
+        key=st.sampled_from(["k1", "k2", "k3"]),
+        model=st.sampled_from([None, "", "claude-opus-4-6", "claude-haiku-4-5"]),
+        timestamp=st.sampled_from([None, "", "2026-10-01T10:00:00Z", "2026-10-01T11:00:00Z"]),
+        input_tokens=st.integers(0, 50), output_tokens=st.integers(0, 50),
+        cache_creation_tokens=st.integers(0, 50), cache_read_tokens=st.integers(0, 50),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=_usage_rows, rows=_usage_rows)
+def test_merging_a_files_usage_before_storing_leaves_the_catalog_as_storing_each_record(before, rows) -> None:
+    """Workers send merged usage (one row per response, core.usage.merge): the catalog's
+    rows must be what upserting every record's usage gives, also over rows stored by
+    an earlier read of the file (an append)."""
+    import sqlite3
+
+    from core import usage
+
+    def stored(batch: list[Usage]) -> list[tuple]:
+        db = sqlite3.connect(":memory:")
+        db.executescript(usage.CATALOG_SCHEMA)
+        usage.store(db, 1, before, replace=False)
+        usage.store(db, 1, batch, replace=False)
+        return db.execute("SELECT * FROM usage ORDER BY key").fetchall()
+
+    assert stored(usage.merge(rows)) == stored(rows)
+
+
+def test_a_parse_workers_output_reaches_the_writer_with_its_usage_merged_and_whole(tmp_path: Path) -> None:
+    """The pool pickles each file's output (its usage as one msgpack blob): the writer
+    gets one row per response, each field's maximum, and every other field as sent."""
+    import pickle
+
+    from core.ingest import Job, run_job
+    from core.sources.base import SourceFile
+
+    path = tmp_path / f"{SID}.jsonl"
+    path.write_text("\n".join([_claude_record(1, out=8), _claude_record(2, out=167),
+                               _claude_record(3, out=4, mid="msg_2", rid="req_2")]) + "\n")
+    out = run_job(Job(SourceFile(path, "claude"), 7))
+    back = pickle.loads(pickle.dumps(out, protocol=5))
+    assert [(u.key, u.output_tokens, u.model) for u in back.usage] == [
+        ("claude:msg_1:req_1", 167, "claude-sonnet-4-5-20250929"), ("claude:msg_2:req_2", 4, "claude-sonnet-4-5-20250929")]
+    assert back.usage == out.usage
+    for name in out.__slots__:
+        if name not in ("usage", "hashes", "record_hashes", "postings", "doc_ids"):
+            assert getattr(back, name) == getattr(out, name), name
+    assert (back.hashes == out.hashes).all() and (back.record_hashes == out.record_hashes).all()

