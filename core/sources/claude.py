@@ -318,7 +318,9 @@ class _FileReader:
                 self.record_keys.append(key)  # the same rule across files
         self.ts = clean_ts(record.timestamp)  # once per record: its entries share it
         self._note_meta(record, timed=not record.isMeta)
-        if kind == "assistant" and record.message is not None:
+        if kind == "assistant" and record.message is not None and not self.full_text:
+            # (reading a conversation back needs no usage: the catalog has it; this
+            # was a fifth of the time to open a long session)
             self._note_usage(record, record.message)
         if kind == "system":
             if record.subtype == "compact_boundary":
