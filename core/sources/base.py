@@ -111,7 +111,8 @@ class Source(Protocol):
 
         ``full_text=False`` (indexing) may bound huge tool outputs; ``True``
         (reading a conversation) keeps every character and may leave out what only
-        the index keeps (``usage``: the catalog has it).
+        the index keeps (``meta`` beyond the session id, and ``usage``: the catalog
+        has both).
         """
         ...
 
