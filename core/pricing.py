@@ -15,6 +15,7 @@ page (ai.google.dev/gemini-api/docs/pricing).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 PRICES_AS_OF = "2026-03-21"
 
@@ -65,6 +66,7 @@ PRICES: dict[str, Price] = {
 _BY_LENGTH = sorted(PRICES, key=len, reverse=True)
 
 
+@lru_cache(maxsize=256)  # (a session's header prices each of its thousands of responses)
 def price_for(model: str | None) -> Price | None:
     """The table's row for a model id, or None (unknown: no cost shown)."""
     if not model:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+import msgspec
+
 from .errors import BadInput
 from .model import SessionInfo, Usage
 from .pricing import PRICES_AS_OF, cost
@@ -56,9 +58,12 @@ ORDERED_SQL = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Record:
-    """One API response's usage, deduplicated, with the file that holds it."""
+class Record(msgspec.Struct, frozen=True, gc=False):
+    """One API response's usage, deduplicated, with the file that holds it.
+
+    (A struct, not a dataclass: a long session's header sums thousands of them, and
+    a frozen dataclass took most of that time just to be built.)
+    """
 
     key: str
     file_id: int
@@ -136,20 +141,27 @@ def catalog_file_records(catalog, file_ids: list[int]) -> list[Record]:
     """
     if not file_ids:
         return []
+    db = catalog.db
     marks = ",".join("?" * len(file_ids))
-    rows = catalog.db.execute(
-        f"{ORDERED_SQL.split(' ORDER BY ')[0]} WHERE u.file_id IN ({marks}) ORDER BY u.key, f.replay_of IS NOT NULL, u.file_id",
+    # Ordered by key as catalog_records is (so the sums add up in the same order);
+    # a key held twice is rare and only then does the replaying rank matter.
+    rows = db.execute(
+        f"SELECT key, file_id, ts, model, input, output, cache_creation, cache_read FROM usage "
+        f"WHERE file_id IN ({marks}) ORDER BY key, file_id",
         file_ids,
     ).fetchall()
-    records = dedupe(rows)
-    shared = catalog.db.execute(
-        f"SELECT o.key, o.file_id, f.replay_of IS NOT NULL FROM usage o LEFT JOIN files f ON f.file_id = o.file_id "
-        f"WHERE o.file_id NOT IN ({marks}) AND o.key IN (SELECT key FROM usage WHERE file_id IN ({marks}))",
+    replaying = {r[0] for r in db.execute(f"SELECT file_id FROM files WHERE file_id IN ({marks}) AND replay_of IS NOT NULL", file_ids)}
+    if len({row[0] for row in rows}) == len(rows):
+        records = [Record(*row) for row in rows]
+    else:
+        records = dedupe(sorted(rows, key=lambda row: (row[0], row[1] in replaying, row[1])))
+    shared = db.execute(
+        f"SELECT o.key, o.file_id, f.replay_of IS NOT NULL FROM usage mine JOIN usage o ON o.key = mine.key "
+        f"LEFT JOIN files f ON f.file_id = o.file_id WHERE mine.file_id IN ({marks}) AND o.file_id NOT IN ({marks})",
         [*file_ids, *file_ids],
     ).fetchall()
     if not shared:
         return records
-    replaying = {r[0] for r in catalog.db.execute(f"SELECT file_id FROM files WHERE file_id IN ({marks}) AND replay_of IS NOT NULL", file_ids)}
     first_elsewhere: dict[str, tuple[bool, int]] = {}
     for key, file_id, replays in shared:
         rank = (bool(replays), file_id)

@@ -60,7 +60,8 @@ class ReadResult:
     ``reasons`` says why the ``skipped`` lines were skipped (reason -> count, see
     :mod:`core.jsonl`).
     ``usage`` holds the token usage of the API responses read
-    (:class:`~core.model.Usage`; agents that record none leave it empty).
+    (:class:`~core.model.Usage`; agents that record none leave it empty, and so
+    may a ``full_text`` read).
     """
 
     entries: list[Entry]
@@ -109,7 +110,9 @@ class Source(Protocol):
         """Read records from ``offset`` on (0 = the whole file).
 
         ``full_text=False`` (indexing) may bound huge tool outputs; ``True``
-        (reading a conversation) keeps every character.
+        (reading a conversation) keeps every character and may leave out what only
+        the index keeps (``meta`` beyond the session id, and ``usage``: the catalog
+        has both).
         """
         ...
 

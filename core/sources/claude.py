@@ -317,9 +317,13 @@ class _FileReader:
                 self.uuids.append(uuid)
                 self.record_keys.append(key)  # the same rule across files
         self.ts = clean_ts(record.timestamp)  # once per record: its entries share it
-        self._note_meta(record, timed=not record.isMeta)
-        if kind == "assistant" and record.message is not None:
-            self._note_usage(record, record.message)
+        if not self.full_text:
+            # (reading a conversation back needs neither the file's metadata nor its
+            # token usage: the catalog has both; they were a quarter of the time to
+            # open a long session)
+            self._note_meta(record, timed=not record.isMeta)
+            if kind == "assistant" and record.message is not None:
+                self._note_usage(record, record.message)
         if kind == "system":
             if record.subtype == "compact_boundary":
                 self._add(record, entry_index, "system", "compaction", COMPACTION_TEXT)
