@@ -62,6 +62,7 @@ _BY_CODE = {
 _TABLE = np.zeros(1 << 16, dtype=bool)
 _TABLE[[_slot(code) for code in _BY_CODE]] = True
 _MULT_U32 = np.uint32(_MULT)
+_U4 = np.dtype("<u4")
 
 # Characters whose lowercase is not one character of the same kind: lowercasing the
 # UTF-8 bytes (ASCII letters only) agrees with ``str.lower`` on where the words are
@@ -79,7 +80,7 @@ def salient_lines(text: str, budget: int = SALIENT_CHARS) -> str:
         return ""
     if text.isascii():
         data = text.encode("ascii")
-    elif any(ch in text for ch in _NOT_BYTE_LOWERABLE):
+    elif _NOT_BYTE_LOWERABLE[0] in text or _NOT_BYTE_LOWERABLE[1] in text:
         return _by_lines(text, budget)
     else:
         data = text.encode("utf-8", "surrogatepass")  # (a lone surrogate comes back as it was)
@@ -92,7 +93,7 @@ def _scan(data: bytes, budget: int) -> str:
     n = len(lowered)
     if n < 4:
         return ""
-    window = np.ndarray((n - 3,), dtype="<u4", buffer=lowered, strides=(1,))  # the 4 bytes at each position
+    window = np.ndarray((n - 3,), dtype=_U4, buffer=lowered, strides=(1,))  # the 4 bytes at each position
     hashed = window * _MULT_U32
     hashed >>= 16
     flagged = _TABLE.take(hashed).nonzero()[0]
