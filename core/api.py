@@ -239,12 +239,14 @@ class Archive:
         offset: int = 0,
         group: str | None = None,
         typing: bool = False,
+        snippets: bool = True,
     ) -> list[SearchHit]:
         """Ranked turns for ``query`` (syntax: :mod:`core.query_syntax`).
 
         ``sort="recent"``: newest first among the best-matching turns; ``offset``
         pages; ``group="session"``: one hit per session (its best) with
-        ``more_in_session``; ``typing``: the last word is a prefix (search-as-you-type).
+        ``more_in_session``; ``typing``: the last word is a prefix (search-as-you-type);
+        ``snippets=False``: no snippets (the app's reader only marks the turns hit).
         """
         limit = _check_limit(limit)
         query_exec.check_paging(offset, sort, group)
@@ -268,7 +270,7 @@ class Archive:
             return []
         return searching.search(
             snapshot, lib, searching.CatalogPassages(self.catalog), parsed, allowed,
-            limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to,
+            limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets,
         )  # fmt: skip
 
     # --- sessions ----------------------------------------------------------------------

@@ -113,19 +113,22 @@ def search(
     group: str | None,
     ts_from: float | None,
     ts_to: float | None,
+    snippets: bool = True,
 ) -> list[SearchHit]:
-    """The page of hits for a parsed query over ``allowed`` files (None: every file)."""
+    """The page of hits for a parsed query over ``allowed`` files (None: every file);
+    ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits)."""
     allowed_files = None if allowed is None else np.array(allowed, dtype=np.int32)
     fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
     raw, terms, rarity = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
     raw = query_exec.phrases_first(raw, parsed, passages.docs)
     if group == "session":
-        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort)
-    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort)
+        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
+    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
 
 
 def grouped(
-    lib: Library, passages: CatalogPassages, raw: list[Hit], terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str
+    lib: Library, passages: CatalogPassages, raw: list[Hit], terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str,
+    *, snippets: bool = True,
 ) -> list[SearchHit]:
     """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
     docs = passages.docs([h.doc_id for h in raw])
@@ -158,7 +161,7 @@ def grouped(
                 turn = own_turn(entry, doc)
                 turns.setdefault(sid, set()).add(parents[sid](doc["ts"]) if turn is None else turn)
         counts.update({sid: len(t) - 1 for sid, t in turns.items()})
-    return query_exec.with_more(hits(lib, passages, page, terms, limit, rarity=rarity, sort=sort), counts)
+    return query_exec.with_more(hits(lib, passages, page, terms, limit, rarity=rarity, sort=sort, snippets=snippets), counts)
 
 
 def hits(
@@ -171,8 +174,10 @@ def hits(
     skip: int = 0,
     rarity: dict[str, float] | None = None,
     sort: str = "relevance",
+    snippets: bool = True,
 ) -> list[SearchHit]:
-    """The ranked passages as hits: one per turn (its best passage), ``skip`` turns skipped, at most ``limit``."""
+    """The ranked passages as hits: one per turn (its best passage), ``skip`` turns skipped, at most ``limit``
+    (with their snippets unless ``snippets=False``)."""
     docs = passages.docs([h.doc_id for h in raw])
     lib.prefetch_files(h.file_id for h in raw)
     found: list[tuple[SearchHit, Hit, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
@@ -222,6 +227,8 @@ def hits(
             kept.append((hit, h, doc))
         if len(kept) == limit:
             break
+    if not snippets:
+        return [hit for hit, _, _ in kept]
     return [replace(hit, snippet=passages.snippet(h.file_id, doc, terms, rarity)) for hit, h, doc in kept]
 
 

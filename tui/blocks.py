@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .formatting import parse_time, tool_summary
 
 
-@dataclass(slots=True)
-class Item:
-    """One thing inside a turn, in stream order."""
+class Item(msgspec.Struct, kw_only=True, gc=False):
+    """One thing inside a turn, in stream order.
+
+    Items and blocks are msgspec structs, built in C and not tracked by the cyclic GC
+    (they form a tree, never a cycle): a 2,000-turn session makes ~8,000 of them, as
+    dataclasses a tenth of the time to open it, and the GC walked them all.
+    """
 
     kind: str  # text | tool | thinking | subagent | note
     role: str = "assistant"
@@ -28,13 +33,12 @@ class Item:
     summary: str = ""  # one-liner for tools
     result: str | None = None  # tool output, attached when it arrives
     is_error: bool = False
-    children: list[Item] = field(default_factory=list)  # subagent work
+    children: list[Item] = []  # subagent work (a new list per item)
     sequence: int = 0
     timestamp: str | None = None
 
 
-@dataclass(slots=True)
-class Block:
+class Block(msgspec.Struct, kw_only=True, gc=False):
     """A unit the reader mounts as one widget."""
 
     kind: str  # session | compaction | turn | preamble
@@ -45,7 +49,7 @@ class Block:
     turn: int | None = None
     timestamp: str | None = None
     prompt: str = ""
-    items: list[Item] = field(default_factory=list)
+    items: list[Item] = []  # (a new list per block)
     first_sequence: int = 0
     last_sequence: int = 0
     continued: bool = False  # a turn resumed after a compaction separator

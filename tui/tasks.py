@@ -136,8 +136,9 @@ def load_conversation(
     if query.strip():
         found: list[Any] = []
         for session in sessions:
-            # typing=True as in the hit list, so n/N visits the turns the list counted
-            found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT, typing=True))
+            # typing=True as in the hit list, so n/N visits the turns the list counted;
+            # the turns are all the reader needs (snippets were half of this search)
+            found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT, typing=True, snippets=False))
         hits = hit_blocks(blocks, found)
     return ConversationLoaded(
         ref=resolved.ref or ref,

@@ -17,12 +17,13 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.binding import ActiveBinding
 from textual.widget import Widget
-from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.widgets import Input, ProgressBar, Static
 
 from .. import tasks
 from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ExportDone, ResumeReady
+from ..widgets.footer import KeysFooter
 from ..widgets.reader import Reader, ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
 from ..widgets.sessions_pane import SessionList, SessionsPane, session_ref
@@ -52,7 +53,7 @@ class MainScreen(Screen):
         with Horizontal(id="statusbar"):
             yield Static("Opening the index…", id="status")
             yield ProgressBar(id="progress", show_eta=False)
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#search-pane").border_title = "Search"
