@@ -272,6 +272,7 @@ class TeamArchive:
         offset: int = 0,
         group: str | None = None,
         typing: bool = False,
+        snippets: bool = True,
     ) -> list[SearchHit]:
         """As :meth:`core.api.Archive.search` (prefixes match their typed stem only here)."""
         limit = _check_limit(limit)
@@ -306,7 +307,7 @@ class TeamArchive:
                 per_user.setdefault(owner, []).append(h)
         streams = []
         for name, hits in per_user.items():
-            found = searching.hits(libs[name], docs, hits, terms, want, sort=sort)
+            found = searching.hits(libs[name], docs, hits, terms, want, sort=sort, snippets=snippets)
             streams.append([replace(h, ref=self._qualified(name, h.ref)) for h in found])
         if sort == "recent":
             merged = list(heapq.merge(*streams, key=lambda h: (_newer_first(h.timestamp), hit_order(h))))
