@@ -260,9 +260,7 @@ class Library:
         return self._scope.matches(row["agent"], row["project_key"], row["cwd"])
 
     def _row(self, session_id: str) -> dict | None:
-        if session_id not in self._rows:
-            found = self._catalog.sessions("WHERE session_id=?", (session_id,))
-            self._rows[session_id] = found[0] if found and self._in_scope(found[0]) else None
+        self._prefetch_rows([session_id])
         return self._rows[session_id]
 
     def _remember(self, rows: list[dict]) -> list[dict]:

@@ -36,7 +36,7 @@ def newest_page(
     """
     keep = _keeper(now, agent=agent, user=user, date_from=date_from, date_to=date_to, tags=tags)
     rows = [r for r in lib.listing_rows() if keep(r)]
-    rows.sort(key=lambda r: (newest_first(r.last_timestamp), r.session_id), reverse=True)
+    rows.sort(key=_newest_first, reverse=True)
     page = [r.session_id for r in rows[offset : offset + limit]]
     lib.load_sessions(page)
     return [info for info in (lib.session(sid) for sid in page) if info is not None]
@@ -91,8 +91,7 @@ def matching(
         if project:
             sessions = in_project(lib, sessions, project)
     keep = _keeper(now, agent=agent, user=user, date_from=date_from, date_to=date_to, tags=tags)
-    sessions = [s for s in sessions if keep(s)]
-    return list(sessions)
+    return [s for s in sessions if keep(s)]
 
 
 def in_project(lib: Library, sessions: Iterable[SessionInfo], project: str) -> list[SessionInfo]:
@@ -105,4 +104,9 @@ def listed(sessions: list[SessionInfo], *, slug: str | None) -> list[SessionInfo
     """``list_sessions``' order: a slug's chain oldest first, else newest activity first."""
     if slug:
         return sorted(sessions, key=lambda s: s.session_number or 0)
-    return sorted(sessions, key=lambda s: (newest_first(s.last_timestamp), s.session_id), reverse=True)
+    return sorted(sessions, key=_newest_first, reverse=True)
+
+
+def _newest_first(s: Any) -> tuple:
+    """Sort key (reversed) of a listing: newest activity first, unknown times last, then id."""
+    return (newest_first(s.last_timestamp), s.session_id)
