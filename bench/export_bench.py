@@ -3,7 +3,7 @@
     python -m bench.export_bench [--turns 2000] [--repeat 3]
 
 Writes the app benchmark's 2,000-turn Claude Code session (``bench.app_bench``)
-under a temp HOME, indexes it, then times ``core.export.export`` of the whole
+under a temp HOME, indexes it, then times ``core.outputs.export.export`` of the whole
 session to Markdown, HTML and JSON: the first export of each format reads the
 transcript (the reader's session cache is cleared before it: "cold"), the next
 ones reuse it ("warm"). Also times a usage report over the same cache. Prints one
@@ -23,9 +23,9 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.app_bench import LONG_SESSION_ID, LONG_TURNS, write_long_session  # noqa: E402
-from core import export  # noqa: E402
 from core.api import Archive  # noqa: E402
 from core.config import Config  # noqa: E402
+from core.outputs import export  # noqa: E402
 
 TARGET_SECONDS = 2.0
 

@@ -37,7 +37,7 @@ def cli_command(query: str) -> list[str]:
     exe = Path(sys.executable).with_name("relay-search")
     if exe.exists():
         return [str(exe), "search", query, "--json", "--limit", "10"]
-    return [sys.executable, "-c", "import sys; from core.cli import main; sys.exit(main())",
+    return [sys.executable, "-c", "import sys; from core.front.cli import main; sys.exit(main())",
             "search", query, "--json", "--limit", "10"]
 
 

@@ -3,8 +3,8 @@
 :class:`Archive` owns the cache (catalog + segments), keeps the searcher's snapshot
 current, and answers queries from whatever snapshot is published: a query never
 waits for indexing. Results are model objects with ``to_dict()`` in the MCP shapes.
-The work behind each call is delegated (:mod:`core.searching`, :mod:`core.resolving`,
-:mod:`core.session_filters`, :mod:`core.upkeep`, :mod:`core.answers`, …); what stays
+The work behind each call is delegated (:mod:`core.query.searching`, :mod:`core.query.resolving`,
+:mod:`core.query.filters`, :mod:`core.archive.upkeep`, :mod:`core.query.answers`, …); what stays
 here is checking arguments, the cache's state, and the glue.
 """
 
@@ -17,28 +17,44 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from . import answers, coverage, handoff, query_exec, query_syntax, resolving, resume, searching, session_filters, usage
+from core.archive.catalog import CatalogError, disk_full_is_an_error, is_damage
+from core.archive.indexer import Indexer
+from core.archive.library import Library
+from core.archive.scope import Scope
+from core.archive.store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
+from core.archive.tags import TagStore
+from core.archive.turns import build_turns
+from core.archive.upkeep import Upkeep
+from core.index.bm25 import Snapshot
+from core.index.segment import SegmentError
+from core.outputs import handoff, resume, usage
+from core.query import (
+    answers,
+    coverage,
+    resolving,
+    searching,
+)
+from core.query import (
+    execute as query_exec,
+)
+from core.query import (
+    filters as session_filters,
+)
+from core.query import (
+    syntax as query_syntax,
+)
+from core.query.reading import MessageReader
+from core.query.stats import index_stats
+from core.query.streams import chronological, stitched
+
 from .arguments import out_of_bounds
 from .budget import DEFAULT_TURNS, RESULT_BUDGET
-from .catalog import CatalogError, disk_full_is_an_error, is_damage
 from .config import Config
 from .errors import BadInput, NotFound
-from .index.bm25 import Snapshot
-from .index.segment import SegmentError
-from .index_stats import index_stats
-from .indexer import Indexer
-from .library import Library
 from .model import Message, SearchHit, SessionInfo, Turn
-from .reading import MessageReader
-from .scope import Scope
-from .streams import chronological, stitched
-from .store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
-from .tags import TagStore
 from .timeutil import parse_user_time
-from .words import plural
-from .turns import build_turns
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
-from .upkeep import Upkeep
+from .words import plural
 
 MAX_LIMIT = 500
 MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
@@ -137,9 +153,9 @@ class Archive:
         return self._upkeep.first_index.wait(timeout)
 
     def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None, *, quick: bool = False) -> UpdateResult:
-        """Bring the index up to date with the disk (all files, or these paths; :mod:`core.upkeep`).
+        """Bring the index up to date with the disk (all files, or these paths; :mod:`core.archive.upkeep`).
 
-        ``quick``: a one-shot process trusts directory mtimes (core/discovery.py).
+        ``quick``: a one-shot process trusts directory mtimes (core/sources/discovery.py).
         """
         return self._upkeep.sync(paths, progress, quick=quick)
 
@@ -241,7 +257,7 @@ class Archive:
         typing: bool = False,
         snippets: bool = True,
     ) -> list[SearchHit]:
-        """Ranked turns for ``query`` (syntax: :mod:`core.query_syntax`).
+        """Ranked turns for ``query`` (syntax: :mod:`core.query.syntax`).
 
         ``sort="recent"``: newest first among the best-matching turns; ``offset``
         pages; ``group="session"``: one hit per session (its best) with
@@ -276,7 +292,7 @@ class Archive:
     # --- sessions ----------------------------------------------------------------------
 
     def _filter_sessions(self, lib: Library, **filters: str | list[str] | None) -> list[SessionInfo]:
-        """The sessions these filters keep (:func:`core.session_filters.matching`); the team store's views use it too."""
+        """The sessions these filters keep (:func:`core.query.filters.matching`); the team store's views use it too."""
         return session_filters.matching(lib, now=self._now, **filters)
 
     def list_sessions(
@@ -324,7 +340,7 @@ class Archive:
     # --- references --------------------------------------------------------------------
 
     def resolve(self, ref: str) -> Resolved:
-        """Sessions (and maybe a turn) named by any reference form (SPEC §4; :mod:`core.resolving`)."""
+        """Sessions (and maybe a turn) named by any reference form (SPEC §4; :mod:`core.query.resolving`)."""
         return resolving.resolve(self.library, ref)
 
     # --- reading -----------------------------------------------------------------------
@@ -443,7 +459,7 @@ class Archive:
         stats["usage"] = usage.combined(per_session.values()).to_dict()
         return stats
 
-    # --- token usage and resuming (core.usage, core.resume do the work) --------------------
+    # --- token usage and resuming (core.outputs.usage, core.outputs.resume do the work) --------------------
 
     def _usage_source(self) -> tuple[list[usage.Record], dict[int, usage.Owner]]:
         """Each API response once, and who owns each file (the team view reads its store)."""
@@ -466,7 +482,7 @@ class Archive:
         return usage.combined(self.sessions_usage(ids).values())
 
     def resume_plan(self, ref: str) -> resume.ResumePlan:
-        """The command that resumes ``ref`` in its agent (core.resume)."""
+        """The command that resumes ``ref`` in its agent (core.outputs.resume)."""
         resolved = self.resolve(ref)
         return resume.plan(resume.pick_session(ref, resolved.sessions, resolved.single))
 

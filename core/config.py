@@ -22,7 +22,7 @@ class Config:
     home: Path
     env: Mapping[str, str] = field(default_factory=dict, repr=False)
     root: Path | None = None  # --root: the Claude projects dir (or any agent's root)
-    pattern: str = "*"  # --pattern: which projects this process answers for (core/scope.py)
+    pattern: str = "*"  # --pattern: which projects this process answers for (core/archive/scope.py)
     cache_dir: Path | None = None
     data_dir: Path | None = None
     agents: tuple[str, ...] = AGENTS

@@ -12,7 +12,7 @@ from typing import Any
 from .budget import RESULT_BUDGET, take_within
 from .model import Message, SessionInfo, Turn, public_role
 
-BOUNDARY = "session_boundary"  # core.streams.BOUNDARY (views import nothing of the core's logic)
+BOUNDARY = "session_boundary"  # core.query.streams.BOUNDARY (views import nothing of the core's logic)
 
 
 def turn_to_dict(turn: Turn) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.demo import DEFAULT_NOW, write_demo_corpus  # noqa: E402
+from core.fixtures.demo import DEFAULT_NOW, write_demo_corpus  # noqa: E402
 from tui.app import make_app  # noqa: E402
 from tui.testing import SCENES  # noqa: E402
 

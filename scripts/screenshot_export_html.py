@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core.demo import CHAIN_SLUG, DEFAULT_NOW, write_demo_corpus  # noqa: E402
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW, write_demo_corpus  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

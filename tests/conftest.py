@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from core.demo import write_demo_corpus
+from core.fixtures.demo import write_demo_corpus
 
 from .support import open_archive
 

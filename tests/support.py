@@ -7,8 +7,8 @@ from pathlib import Path
 
 from core.api import Archive
 from core.config import Config
-from core.demo import DEFAULT_NOW
 from core.fixtures.claude import ClaudeTranscript, project_dir_name
+from core.fixtures.demo import DEFAULT_NOW
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 TRANSCRIPTS = SHARED / "transcripts"

@@ -419,7 +419,7 @@ def test_too_deep_is_the_nesting_depth_over_the_limit(value, limit) -> None:
     way the answer is the value's nesting depth against the limit."""
     import msgspec
 
-    from core.jsonl import too_deep
+    from core.sources.jsonl import too_deep
 
     raw = msgspec.json.encode(value)
     expected = _depth(value) > limit
@@ -431,7 +431,7 @@ def test_too_deep_is_the_nesting_depth_over_the_limit(value, limit) -> None:
 def test_too_deep_on_values_of_many_containers() -> None:
     import msgspec
 
-    from core.jsonl import too_deep
+    from core.sources.jsonl import too_deep
 
     wide = [{} for _ in range(70)]
     deep: list = []

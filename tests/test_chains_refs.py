@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from core.api import Archive
-from core.chains import parse_session_range
+from core.archive.chains import parse_session_range
 from core.config import Config
-from core.demo import CHAIN_SLUG, write_demo_corpus
 from core.errors import BadInput, NotFound
 from core.fixtures.claude import ClaudeTranscript
+from core.fixtures.demo import CHAIN_SLUG, write_demo_corpus
 from core.refs import Reference, compress_numbers, format_reference, parse_reference
 
 # --- parse_session_range ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from core.demo import CHAIN_SLUG, write_demo_corpus
+from core.fixtures.demo import CHAIN_SLUG, write_demo_corpus
 
 SCRIPT = Path(sys.executable).with_name("relay-search")
 SEARCH_FIELDS = {

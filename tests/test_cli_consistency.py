@@ -19,9 +19,9 @@ import pytest
 
 from core.api import Archive
 from core.config import Config
-from core.dates import parse_date, parse_range
-from core.demo import CHAIN_SLUG, DEFAULT_NOW, write_demo_corpus
 from core.errors import BadInput
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW, write_demo_corpus
+from core.timeutil import parse_date, parse_range
 
 SCRIPT = Path(sys.executable).with_name("relay-search")
 

@@ -1,4 +1,4 @@
-"""A warm one-shot CLI call trusts directory mtimes (issue 12 #11, core/discovery.py).
+"""A warm one-shot CLI call trusts directory mtimes (issue 12 #11, core/sources/discovery.py).
 
 It lists only directories whose mtime moved and stats only files in them and files
 written in the last day; the README states what that means for appends. Every
@@ -16,10 +16,10 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from core import discovery
 from core.api import Archive
 from core.config import Config
 from core.fixtures.claude import ClaudeTranscript
+from core.sources import discovery
 
 from .support import transcript
 

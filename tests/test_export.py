@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.demo import CHAIN_SLUG, write_demo_corpus
+from core.fixtures.demo import CHAIN_SLUG, write_demo_corpus
 from core.model import COMPACTION_TEXT
 
 from .support import open_archive

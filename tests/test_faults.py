@@ -152,7 +152,7 @@ DAMAGE = ["garbage mid-catalog", "0-byte segment file", "garbage inside a segmen
 @pytest.mark.parametrize("case", DAMAGE)
 @pytest.mark.parametrize("command", [["search", "watchdog", "--json"], ["index", "--rebuild"], ["index"]])
 def test_a_damaged_cache_is_rebuilt_with_one_line(tmp_path, case, command):
-    from core.demo import write_demo_corpus
+    from core.fixtures.demo import write_demo_corpus
 
     write_demo_corpus(tmp_path)
     expected = _search(tmp_path, "watchdog")  # builds the cache

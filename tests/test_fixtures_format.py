@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from core.demo import write_demo_corpus
 from core.fixtures.claude import ClaudeTranscript, project_dir_name
+from core.fixtures.demo import write_demo_corpus
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 SPOTTER = SHARED / "spotter"

@@ -34,8 +34,8 @@ from core.api import Archive
 from core.fixtures.ash import AshSession
 from core.fixtures.codex import CodexRollout
 from core.fixtures.gemini import GeminiChat
-from core.jsonl import INVALID_JSON, INVALID_UTF8, NOT_OBJECT, TOO_DEEP, UNREADABLE, WRONG_SHAPE
 from core.sources.claude_records import is_ignorable
+from core.sources.jsonl import INVALID_JSON, INVALID_UTF8, NOT_OBJECT, TOO_DEEP, UNREADABLE, WRONG_SHAPE
 
 from .support import open_archive, project_dir, transcript
 

@@ -22,13 +22,14 @@ import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from starlette.applications import Starlette
-from .test_mcp import S1, S2, S3, SLUG, SOLO, T0, WEB, write_corpus
 
 from core.api import Archive
 from core.config import Config
 from core.errors import BadInput
 from core.fixtures.claude import ClaudeTranscript, stable_uuid
-from core.http_api import BATCH, _stream, build_http_app, check_bind, is_loopback, serve
+from core.front.http_api import BATCH, _stream, build_http_app, check_bind, is_loopback, serve
+
+from .test_mcp import S1, S2, S3, SLUG, SOLO, T0, WEB, write_corpus
 
 TOKEN = "s3cret-token"
 LONG = stable_uuid("test-http", "long")

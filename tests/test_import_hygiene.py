@@ -22,9 +22,9 @@ print(",".join(leaked))
 @pytest.mark.parametrize(
     "imports",
     [
-        "import core, core.api, core.cli",
-        "import core.api, core.cli, core.config, core.chains, core.refs, core.model, core.sources.claude, core.demo",
-        "from core.cli import build_parser; build_parser()",
+        "import core, core.api, core.front.cli",
+        "import core.api, core.front.cli, core.config, core.archive.chains, core.refs, core.model, core.sources.claude, core.fixtures.demo",
+        "from core.front.cli import build_parser; build_parser()",
     ],
 )
 def test_core_never_imports_textual(imports):
@@ -39,7 +39,7 @@ HEAVY = ("bm25s", "scipy", "numba", "jax", "torch")
 
 SEARCH = """
 import sys
-from core.cli import main
+from core.front.cli import main
 code = main(["search", "watchdog", "--json"])
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})
 print("HEAVY:" + ",".join(heavy), file=sys.stderr)
@@ -51,7 +51,7 @@ def test_a_search_loads_no_heavy_optional_package(tmp_path):
     """bm25s (and the numba/jax it loads when installed) cost seconds per CLI call."""
     import os
 
-    from core.demo import write_demo_corpus
+    from core.fixtures.demo import write_demo_corpus
 
     write_demo_corpus(tmp_path)
     env = {**os.environ, "HOME": str(tmp_path)}

@@ -10,7 +10,7 @@ import numpy as np
 from core.index import bm25
 from core.index.bm25 import Snapshot
 from core.index.segment import build_from_coo, merge_segments
-from core.tokenize import Tokenizer
+from core.index.tokenize import Tokenizer
 
 from .hostile_support import exchange, write_jsonl
 from .support import open_archive, project_dir, transcript
@@ -164,7 +164,7 @@ def test_incremental_updates_rank_and_list_like_a_rebuild(demo_home, tmp_path):
         assert _rows(archive) == rows
     fresh_cache = tmp_path / "fresh-cache"
     from core.api import Archive
-    from core.demo import DEFAULT_NOW
+    from core.fixtures.demo import DEFAULT_NOW
 
     from .support import config_for
 
@@ -174,9 +174,9 @@ def test_incremental_updates_rank_and_list_like_a_rebuild(demo_home, tmp_path):
 
 
 def test_a_big_sync_gives_the_writers_page_cache_back(demo_home, monkeypatch):
-    """A big sync runs with a bigger SQLite page cache (core.indexer._bulk_cache); a
+    """A big sync runs with a bigger SQLite page cache (core.archive.indexer._bulk_cache); a
     long-lived process must not keep it afterwards."""
-    import core.indexer as indexer
+    import core.archive.indexer as indexer
 
     home, _ = demo_home
     seen: list[int] = []

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.library import Library
-from core.scope import Scope
+from core.archive.library import Library
+from core.archive.scope import Scope
 
 from .support import open_archive
 
@@ -87,10 +87,9 @@ LISTINGS = [
 @pytest.mark.parametrize("pattern", ["*", "*billing*"])
 def test_a_listing_page_builds_only_its_sessions_and_equals_the_full_listing(demo_home, pattern: str) -> None:
     """``list`` (no project or slug filter) reads the catalog's rows, builds one page."""
-    from core.config import Config
-
-    from core import session_filters
     from core.api import Archive
+    from core.config import Config
+    from core.query import filters as session_filters
 
     home, _ = demo_home
     config = Config.from_env({"HOME": str(home)}, pattern=pattern)

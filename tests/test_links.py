@@ -1,4 +1,4 @@
-"""core.links finds the same continuations and replays as the plain per-file rule.
+"""core.archive.links finds the same continuations and replays as the plain per-file rule.
 
 find_links only looks closely at files that share one of their first records with
 another file (the rest cannot replay anything); this pins that shortcut to the
@@ -13,8 +13,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.ingest import uuid_hash
-from core.links import _hashes, _Owners, _replays, find_links
+from core.archive.ingest import uuid_hash
+from core.archive.links import _hashes, _Owners, _replays, find_links
 
 
 def _reference(rows: list[dict]):

@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters
 from core.api import Archive
 from core.config import Config
 from core.fixtures.claude import ClaudeTranscript, stable_uuid
-from core.mcp_server import build_server
+from core.front.mcp_server import build_server
 
 T0 = datetime(2025, 6, 1, 9, 0, tzinfo=timezone.utc)
 WEB = "/home/gbr/work/001-sites/diff-website"
@@ -330,7 +330,7 @@ def relay_search_mcp(home: Path) -> StdioServerParameters:
     """``relay-search mcp`` as installed (``pip install -e .``), else the same entry point."""
     script = Path(sys.executable).with_name("relay-search")
     command, args = (str(script), ["mcp"]) if script.exists() else (
-        sys.executable, ["-c", "import sys; from core.cli import main; sys.exit(main())", "mcp"])  # fmt: skip
+        sys.executable, ["-c", "import sys; from core.front.cli import main; sys.exit(main())", "mcp"])  # fmt: skip
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(Path(__file__).parents[1])}
     return StdioServerParameters(command=command, args=args, env=env, cwd=str(home))
 

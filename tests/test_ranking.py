@@ -275,7 +275,7 @@ def test_mcp_search_params(archive, home):
     import anyio
     from mcp import Client
 
-    from core.mcp_server import build_server
+    from core.front.mcp_server import build_server
 
     async def go():
         async with Client(build_server(archive)) as client:
@@ -297,7 +297,7 @@ def test_http_search_params(archive, home):
     import anyio
     import httpx
 
-    from core.http_api import build_http_app
+    from core.front.http_api import build_http_app
 
     async def go():
         transport = httpx.ASGITransport(app=build_http_app(archive))

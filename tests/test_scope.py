@@ -23,12 +23,12 @@ import pytest
 from mcp import Client
 
 from core.api import Archive
+from core.archive.scope import Scope, project_dir_name, scope_key
 from core.config import Config
 from core.errors import NotFound
 from core.fixtures.ash import AshSession
 from core.fixtures.codex import CodexRollout
 from core.fixtures.gemini import GeminiChat
-from core.scope import Scope, project_dir_name, scope_key
 
 from .support import transcript
 from .test_mcp import relay_search_mcp

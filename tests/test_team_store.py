@@ -17,10 +17,9 @@ import pytest
 from mcp import Client
 
 from core.api import Archive
-from core.demo import CHAIN_SLUG, write_demo_corpus
 from core.errors import BadInput, NotFound
-from core.mcp_server import build_server
-
+from core.fixtures.demo import CHAIN_SLUG, write_demo_corpus
+from core.front.mcp_server import build_server
 from core.team.store import TeamArchive
 
 from .test_team_support import BOB_INGRESS, BOB_SLUGGED, Team, new_database, open_local, open_team, push
@@ -232,7 +231,7 @@ async def test_mcp_tools_on_the_team_store(team: Team, store) -> None:
 
 
 def test_cli_reads_the_team_store(team: Team, capsys, monkeypatch) -> None:
-    from core.cli import main
+    from core.front.cli import main
 
     monkeypatch.setenv("HOME", str(team.homes["alice"]))
     assert main(["search", "terraform destroy database", "--json", "--store", team.url]) == 0

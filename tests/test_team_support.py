@@ -22,8 +22,8 @@ import pytest
 
 from core.api import Archive
 from core.config import Config
-from core.demo import CHAIN_SLUG, DEFAULT_NOW, write_demo_corpus
 from core.fixtures.claude import ClaudeTranscript, stable_uuid
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW, write_demo_corpus
 from core.team.cluster import ThrowawayCluster, find_bin_dir
 from core.team.db import connect
 from core.team.push import Pusher, PushResult

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core.demo import write_demo_corpus
 from core.errors import BadInput, StoreError
+from core.fixtures.demo import write_demo_corpus
 from core.team import sync as team_sync
 from core.team.db import connect, redact
 from core.team.push import Pusher
@@ -216,7 +216,7 @@ def test_watch_pushes_turns_as_they_are_written(tmp_path: Path) -> None:
 
 
 def test_sync_command(tmp_path: Path, monkeypatch, capsys) -> None:
-    from core.cli import main
+    from core.front.cli import main
 
     write_bob(tmp_path)
     url = new_database()
@@ -249,7 +249,7 @@ def test_sync_command(tmp_path: Path, monkeypatch, capsys) -> None:
     ],
 )
 def test_a_bad_url_or_password_is_one_line_without_the_secret(make_url, expected, tmp_path, monkeypatch, capsys, caplog) -> None:
-    from core.cli import main
+    from core.front.cli import main
 
     pg = cluster()
     url = make_url(pg)

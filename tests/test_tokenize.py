@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.tokenize import Tokenizer, term_id
+from core.index.tokenize import Tokenizer, term_id
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_term_ids_are_the_hashes_of_the_terms_in_order() -> None:
 def test_vendored_stopwords_are_bm25s_list():
     from bm25s.stopwords import STOPWORDS_EN as upstream
 
-    from core.tokenize import STOPWORDS_EN
+    from core.index.tokenize import STOPWORDS_EN
 
     assert tuple(STOPWORDS_EN) == tuple(upstream)
 
@@ -59,7 +59,7 @@ def test_the_token_patterns_match_as_the_plain_ones(text: str) -> None:
     """TOKEN_RE and ASCII_TOKEN_RE use possessive quantifiers for speed: same tokens."""
     import re
 
-    from core.tokenize import ASCII_TOKEN_RE, TOKEN_RE
+    from core.index.tokenize import ASCII_TOKEN_RE, TOKEN_RE
 
     assert TOKEN_RE.findall(text) == re.findall(r"\w+(?:[./\-:@#]\w+)*", text)
     ascii_text = text.encode("ascii", "replace").decode()
@@ -71,7 +71,7 @@ def test_the_token_patterns_match_as_the_plain_ones(text: str) -> None:
 def test_term_ids_by_chunk_are_the_hashes_of_the_terms(texts: list[str]) -> None:
     """term_ids reads a text by whitespace-separated chunks (memoized): the same ids,
     in order, as tokenizing the whole text, also once the chunk memo starts over."""
-    import core.tokenize as tokenize
+    import core.index.tokenize as tokenize
 
     tokenizer = Tokenizer()
     saved = tokenize.MAX_CHUNKS

@@ -1,4 +1,4 @@
-"""The salient lines of a long tool output (core/tool_text.py), pinned against a plain reference.
+"""The salient lines of a long tool output (core/sources/tool_text.py), pinned against a plain reference.
 
 ``salient_lines`` finds the telling lines with one vectorized pass over the bytes
 (a cold index scans gigabytes of tool output); the reference below reads the text
@@ -11,7 +11,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.tool_text import LINE_CHARS, PER_WORD_LINES, SALIENT_WORDS, bounded, salient_lines
+from core.sources.tool_text import LINE_CHARS, PER_WORD_LINES, SALIENT_WORDS, bounded, salient_lines
 
 
 def reference(text: str, budget: int) -> str:

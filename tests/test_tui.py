@@ -13,7 +13,7 @@ from pathlib import Path
 import pyperclip
 import pytest
 
-from core.demo import CHAIN_SLUG, DEFAULT_NOW
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.dialogs import PickScreen, TagScreen
 from tui.screens.help import HelpScreen

@@ -9,7 +9,7 @@ import pyperclip
 import pytest
 from textual.widgets import DataTable, OptionList
 
-from core.demo import CHAIN_SLUG, DEFAULT_NOW
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.usage import UsageScreen
 from tui.testing import ClipboardSpy, settle, wait_for

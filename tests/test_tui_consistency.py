@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from core.demo import CHAIN_SLUG, DEFAULT_NOW
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from tui.app import make_app
 from tui.testing import settle, wait_for
 from tui.widgets.search_pane import HitList

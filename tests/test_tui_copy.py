@@ -10,8 +10,8 @@ from pathlib import Path
 import pyperclip
 import pytest
 
-from core.demo import CHAIN_SLUG, DEFAULT_NOW
-from core.handoff import about, content_markdown
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
+from core.outputs.handoff import about, content_markdown
 from tui.app import make_app
 from tui.clipboard import LAST_COPY
 from tui.testing import ClipboardSpy, settle, wait_for

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-from core.demo import DEFAULT_NOW
+from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.testing import settle
 from tui.widgets.footer import KeysFooter

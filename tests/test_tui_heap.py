@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from core.demo import DEFAULT_NOW
+from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.heap import OLD_THRESHOLD, IdleCollector
 from tui.testing import settle

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import threading
 
-import core.indexer as indexer_module
-from core.demo import DEFAULT_NOW
-from core.indexer import Indexer
+import core.archive.indexer as indexer_module
+from core.archive.indexer import Indexer
+from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.testing import wait_for
 
@@ -66,8 +66,8 @@ async def test_results_so_far_while_a_cold_index_lands_newest_first(demo_home, m
 
 
 def test_a_cold_index_reads_the_newest_sessions_first(tmp_path):
+    from core.archive.ingest import Job
     from core.sources.base import SourceFile
-    from core.ingest import Job
 
     def job(name: str, mtime: int, size: int = 10, session: str | None = None, parent: str | None = None) -> Job:
         return Job(SourceFile(tmp_path / name, "claude", session_id=session, parent_session_id=parent), 1, size=size, mtime_ns=mtime)

@@ -14,7 +14,7 @@ from pathlib import Path
 from textual.widgets import Input
 from textual.widgets._footer import FooterKey
 
-from core.demo import CHAIN_SLUG, DEFAULT_NOW
+from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.dialogs import CUSTOM, PickScreen, RangeScreen, sort_values
 from tui.screens.help import HelpScreen

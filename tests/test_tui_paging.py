@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from core.demo import DEFAULT_NOW
+from core.fixtures.demo import DEFAULT_NOW
 from tui import tasks
 from tui.app import make_app
 from tui.testing import settle, wait_for

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from core.demo import DEFAULT_NOW, write_demo_corpus
+from core.fixtures.demo import DEFAULT_NOW, write_demo_corpus
 from tui.app import make_app
 from tui.screens.empty import EmptyScreen
 from tui.testing import SCENES, wait_for

@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from core.demo import DEFAULT_NOW
+from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.dialogs import PickScreen
 from tui.screens.empty import EmptyScreen
@@ -147,7 +147,7 @@ async def test_clearing_while_the_reader_paints_never_crashes(tmp_path):
     """The reader is cleared (or given another conversation) while it mounts a page."""
     import asyncio
 
-    from core.demo import write_demo_corpus
+    from core.fixtures.demo import write_demo_corpus
     from tui import tasks
 
     corpus = write_demo_corpus(tmp_path)

@@ -15,8 +15,6 @@ import os
 import re
 import subprocess
 import sys
-import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -27,7 +25,7 @@ from hypothesis import strategies as st
 from core.api import Archive
 from core.config import Config
 from core.model import Usage
-from core.pricing import cost, price_for
+from core.outputs.pricing import cost, price_for
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/transcripts not present")
@@ -260,7 +258,7 @@ def test_list_json_and_session_statistics_carry_the_session_usage(small: Path) -
 async def test_get_session_statistics_returns_tokens_and_estimated_cost(small: Path) -> None:
     from mcp.client import Client
 
-    from core.mcp_server import build_server
+    from core.front.mcp_server import build_server
 
     from .support import open_archive
 
@@ -385,12 +383,12 @@ _usage_rows = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(before=_usage_rows, rows=_usage_rows)
 def test_merging_a_files_usage_before_storing_leaves_the_catalog_as_storing_each_record(before, rows) -> None:
-    """Workers send merged usage (one row per response, core.usage.merge): the catalog's
+    """Workers send merged usage (one row per response, core.outputs.usage.merge): the catalog's
     rows must be what upserting every record's usage gives, also over rows stored by
     an earlier read of the file (an append)."""
     import sqlite3
 
-    from core import usage
+    from core.outputs import usage
 
     def stored(batch: list[Usage]) -> list[tuple]:
         db = sqlite3.connect(":memory:")
@@ -407,7 +405,7 @@ def test_a_parse_workers_output_reaches_the_writer_with_its_usage_merged_and_who
     gets one row per response, each field's maximum, and every other field as sent."""
     import pickle
 
-    from core.ingest import Job, run_job
+    from core.archive.ingest import Job, run_job
     from core.sources.base import SourceFile
 
     path = tmp_path / f"{SID}.jsonl"

@@ -1,6 +1,6 @@
 """``python -m tui [--home DIR] [--demo] [--root DIR] [--pattern GLOB]``.
 
-The real entry point is ``relay-search`` (``core.cli``); this one is for working on
+The real entry point is ``relay-search`` (``core.front.cli``); this one is for working on
 the app itself. ``--demo`` writes the demo corpus into a temporary HOME first.
 """
 
@@ -18,7 +18,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The arguments, with ``--pattern -home-me-work*`` accepted as relay-search accepts it."""
     import sys
 
-    from core.cli import join_dash_values
+    from core.front.cli import join_dash_values
 
     parser = argparse.ArgumentParser(prog="python -m tui", description=__doc__)
     parser.add_argument("--home", type=Path, help="use only this HOME (transcripts and cache)")
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     now = datetime.fromisoformat(args.now) if args.now else None
     home = args.home
     if args.demo:
-        from core.demo import write_demo_corpus
+        from core.fixtures.demo import write_demo_corpus
 
         home = home or Path(tempfile.mkdtemp(prefix="relay-search-demo-"))
         write_demo_corpus(home, now=now)

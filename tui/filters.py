@@ -51,7 +51,7 @@ def chosen(filters: Filters, kind: str, value: str | None, now: datetime) -> Fil
         date_from = (now - timedelta(days=days)).date().isoformat() if days else None
         return replace(filters, date_from=date_from, date_label=value if days else None, date_to=None)
     if kind == "range":
-        from core.dates import parse_range, to_iso
+        from core.timeutil import parse_range, to_iso
 
         lo, hi = parse_range(value or "", now=now.timestamp())
         return replace(

@@ -13,10 +13,10 @@ from typing import Any
 
 from textual.content import Content
 
+from core.index.tokenize import default_tokenizer
+from core.query.snippets import matched_spans
 from core.refs import compress_numbers
-from core.snippets import matched_spans
 from core.timeutil import parse_datetime
-from core.tokenize import default_tokenizer
 
 
 def parse_time(value: str | None) -> datetime | None:

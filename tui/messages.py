@@ -159,4 +159,4 @@ class ExportDone(Message):
 class UsageLoaded(Message):
     """A token usage report for the usage screen."""
 
-    report: Any  # core.usage.UsageReport
+    report: Any  # core.outputs.usage.UsageReport

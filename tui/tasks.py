@@ -224,8 +224,8 @@ def resume_command(archive: Any, ref: str, app: Any) -> ResumeReady:
 
 def export(archive: Any, ref: str, fmt: str, cwd: Any, roots: list[Any]) -> ExportDone:
     """Export ``ref`` to a file in ``cwd`` (never into the transcript folders)."""
-    from core import export as exporting
     from core.errors import RelayError
+    from core.outputs import export as exporting
 
     try:
         done = exporting.export(archive, ref, fmt=fmt, cwd=cwd, transcript_roots=roots)

@@ -294,7 +294,7 @@ class Snapshot:
         if k < primary.shape[0]:
             # Every document tied with the k-th is kept: which of equal scores made
             # the cut would otherwise depend on the segments' layout, and the final
-            # order (core.ranking) could not be the same after an incremental update.
+            # order (core.query.ranking) could not be the same after an incremental update.
             # (Bounded: thousands of identical documents keep an arbitrary k.)
             best = np.argpartition(-primary, k - 1)[:k]
             tied = np.flatnonzero(primary >= primary[best].min())

@@ -1,6 +1,6 @@
 """Turn documents into term counts, vectorized so a parse worker stays in C loops.
 
-Terms arrive as stable hashes (:func:`core.tokenize.term_id`), so documents from
+Terms arrive as stable hashes (:func:`core.index.tokenize.term_id`), so documents from
 any worker can be merged without a shared vocabulary. The tools field is told
 apart by a bit above the hash (:data:`~core.index.segment.TOOL_FIELD`).
 """
@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..tokenize import Tokenizer
-from ..turns import TurnDoc
+from core.archive.turns import TurnDoc
+
 from .segment import TOOL_FIELD
+from .tokenize import Tokenizer
 
 # A count key: the term id with its field bit in the low 49 bits, the document's
 # position in the batch (below 2**14) above them.

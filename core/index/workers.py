@@ -75,7 +75,7 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
     from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["core.ingest", "core.index.workers"])
+    ctx.set_forkserver_preload(["core.archive.ingest", "core.index.workers"])
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
 
 

@@ -67,12 +67,13 @@ from typing import Any
 
 import msgspec
 
-from ..config import Config
-from ..jsonl import DECODE_ERRORS, UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
-from ..model import COMPACTION_TEXT, Entry, FileMeta
-from ..timeutil import clean_ts
-from ..tool_text import bounded
+from core.config import Config
+from core.model import COMPACTION_TEXT, Entry, FileMeta
+from core.timeutil import clean_ts
+
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
+from .jsonl import DECODE_ERRORS, UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
+from .tool_text import bounded
 
 AGENT = "ash"
 _decode = msgspec.json.Decoder().decode

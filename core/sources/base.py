@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..config import Config
-from ..fspath import display_text, is_text
-from ..model import Entry, FileMeta, Usage
+from core.config import Config
+from core.model import Entry, FileMeta, Usage
+
+from .fspath import display_text, is_text
 
 # A file's role inside its session.
 MAIN = "main"  # the session's own transcript (listed as a session)
@@ -58,7 +59,7 @@ class ReadResult:
     order) the records' uuid *and* content (``Entry.record_key``), used to find the
     records a continued session replays: a reused uuid alone is no replay.
     ``reasons`` says why the ``skipped`` lines were skipped (reason -> count, see
-    :mod:`core.jsonl`).
+    :mod:`core.sources.jsonl`).
     ``usage`` holds the token usage of the API responses read
     (:class:`~core.model.Usage`; agents that record none leave it empty, and so
     may a ``full_text`` read).

@@ -18,13 +18,11 @@ from typing import Any
 
 import msgspec
 
-from ..config import Config
-from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, iter_blocks
-from ..model import COMPACTION_TEXT, Entry, FileMeta, Usage
-from ..timeutil import clean_ts
-from ..tool_text import bounded
+from core.config import Config
+from core.model import COMPACTION_TEXT, Entry, FileMeta, Usage
+from core.timeutil import clean_ts
+
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
-from .usage_fields import claude_usage
 from .claude_records import (
     WANTED_TYPES,
     Body,
@@ -36,6 +34,9 @@ from .claude_records import (
     raw_to_obj,
     usage_fields,
 )
+from .jsonl import UNREADABLE, WRONG_SHAPE, Skips, iter_blocks
+from .tool_text import bounded
+from .usage_fields import claude_usage
 
 AGENT = "claude"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -168,7 +169,7 @@ class ClaudeSource:
             children = sorted(root.iterdir())
         except OSError:
             return []
-        # Every project: --pattern filters at query time (core/scope.py), so one cache
+        # Every project: --pattern filters at query time (core/archive/scope.py), so one cache
         # serves processes of every scope.
         return [p for p in children if p.is_dir()]
 

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from ..jsonl import DECODE_ERRORS, NOT_OBJECT, WRONG_SHAPE, decode_error, too_deep
+from .jsonl import DECODE_ERRORS, NOT_OBJECT, WRONG_SHAPE, decode_error, too_deep
 
 
 class Block(msgspec.Struct, gc=False):
@@ -146,7 +146,7 @@ def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
 
 def decode_record(line: bytes) -> tuple[Record | None, str | None]:
     """Typed decode, falling back to a generic one: ``(record, None)``, or
-    ``(None, reason)`` for a line to skip (see :mod:`core.jsonl`)."""
+    ``(None, reason)`` for a line to skip (see :mod:`core.sources.jsonl`)."""
     short = _without_tool_use_result(line)
     if short is not None:
         try:

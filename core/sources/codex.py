@@ -40,13 +40,14 @@ from typing import Any
 
 import msgspec
 
-from ..config import Config
-from ..jsonl import UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
-from ..model import COMPACTION_TEXT, Entry, FileMeta, Usage
-from ..timeutil import clean_ts
-from ..tool_text import bounded
-from .usage_fields import codex_usage
+from core.config import Config
+from core.model import COMPACTION_TEXT, Entry, FileMeta, Usage
+from core.timeutil import clean_ts
+
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
+from .jsonl import UNREADABLE, WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
+from .tool_text import bounded
+from .usage_fields import codex_usage
 
 AGENT = "codex"
 _decode = msgspec.json.Decoder().decode

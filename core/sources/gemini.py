@@ -38,8 +38,12 @@ from typing import Any
 
 import msgspec
 
-from ..config import Config
-from ..jsonl import (
+from core.config import Config
+from core.model import Entry, FileMeta, Usage
+from core.timeutil import clean_ts
+
+from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
+from .jsonl import (
     DECODE_ERRORS,
     INVALID_UTF8,
     NOT_OBJECT,
@@ -53,11 +57,8 @@ from ..jsonl import (
     iter_lines,
     too_deep,
 )
-from ..model import Entry, FileMeta, Usage
-from ..timeutil import clean_ts
-from ..tool_text import bounded
+from .tool_text import bounded
 from .usage_fields import gemini_usage
-from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
 
 AGENT = "gemini"
 _decode = msgspec.json.Decoder().decode

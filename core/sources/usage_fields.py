@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Usage
+from core.model import Usage
 
 
 def _n(value: Any) -> int:

@@ -17,10 +17,10 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import BadInput
+from core.errors import BadInput
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from core.config import Config
 
 ENV_STORE = "RELAY_SEARCH_STORE"
 
@@ -49,6 +49,6 @@ def open_store(
         except ImportError:
             raise BadInput("The team store needs psycopg: pip install 'relay-search[postgres]'") from None
         return TeamArchive.open(url, config=config, now=now)
-    from ..api import Archive
+    from core.api import Archive
 
     return Archive.open(config, progress=progress, sync=sync, now=now)

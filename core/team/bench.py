@@ -20,8 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..api import Archive
-from ..config import Config
+from core.api import Archive
+from core.config import Config
+
 from .cluster import ThrowawayCluster
 from .db import connect
 from .push import Pusher

@@ -13,7 +13,7 @@ import logging
 import re
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ..errors import BadInput, StoreError
+from core.errors import BadInput, StoreError
 
 SCHEMES = ("postgresql://", "postgres://")
 _KV_PASSWORD = re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..index.segment import TOOL_FIELD
-from ..model import Message
+from core.index.segment import TOOL_FIELD
+from core.model import Message
 
 TERM_MASK = (1 << 48) - 1
 _PGCOPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + (0).to_bytes(4, "big") + (0).to_bytes(4, "big")

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .. import handoff
-from ..errors import BadInput
-from ..library import Library
-from ..refs import parse_reference
-from ..views import Resolved
+from core.archive.library import Library
+from core.errors import BadInput
+from core.outputs import handoff
+from core.refs import parse_reference
+from core.views import Resolved
 
 
 def split_user(ref: str, user: str | None = None) -> tuple[str | None, str]:

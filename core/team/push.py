@@ -7,9 +7,9 @@ of its sessions the pusher compares every file with the file's row in the store
 rule (:meth:`Indexer._job_for`), so a file is read exactly as the local index would
 read it: appended bytes from the stored offset, a rewritten file whole again.
 
-A file read yields (via :func:`core.ingest.run_job`, the same code the local index
+A file read yields (via :func:`core.archive.ingest.run_job`, the same code the local index
 runs) its touched turn passages with their term counts, and (via the local
-:class:`~core.reading.MessageReader`) its full-text messages, of which only those
+:class:`~core.query.reading.MessageReader`) its full-text messages, of which only those
 past the stored count are sent. Sessions go in batches; one batch is one
 transaction that writes the rows *and* the new offsets, so a connection lost
 mid-sync leaves the store at the last committed batch and the next run resumes
@@ -29,18 +29,19 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
-from ..fspath import display_text
-from ..ingest import BODY_CHARS, Job, JobOutput, run_job
-from ..library import FileEntry
-from ..model import Message
-from ..sources import MAIN, SourceFile
-from ..timeutil import parse_ts
-from ..views import Progress
+from core.archive.ingest import BODY_CHARS, Job, JobOutput, run_job
+from core.archive.library import FileEntry
+from core.model import Message
+from core.sources import MAIN, SourceFile
+from core.sources.fspath import display_text
+from core.timeutil import parse_ts
+from core.views import Progress
+
 from .encode import clean, clean_opt, message_row, postings_binary, session_digest, to_json
 from .schema import LOCK_KEY, ensure_schema
 
 if TYPE_CHECKING:
-    from ..api import Archive
+    from core.api import Archive
 
 BATCH_BYTES = 32 << 20  # bytes of transcript read per transaction
 BATCH_SESSIONS = 200
@@ -57,7 +58,7 @@ class FilePlan:
     remote: dict[str, Any] | None  # the store's row for this path when planned
     replay_key: str | None
     size: int
-    key: str  # the store's name for the file: its path, odd bytes escaped (core.fspath)
+    key: str  # the store's name for the file: its path, odd bytes escaped (core.sources.fspath)
 
 
 @dataclass(slots=True)

@@ -1,9 +1,9 @@
 """The team store's rows in the shapes the embedded core reads them in.
 
 :class:`UserRows` serves one user's session and file rows through the three calls
-:class:`~core.library.Library` makes on a catalog, so chains, session numbers,
+:class:`~core.archive.library.Library` makes on a catalog, so chains, session numbers,
 project names, references and file bases are computed by the very same code as
-for the embedded store. :class:`PgReader` is the :class:`~core.reading.MessageReader`
+for the embedded store. :class:`PgReader` is the :class:`~core.query.reading.MessageReader`
 of the team store: messages come from the ``messages`` table instead of the
 transcript files, numbered into the session with the file's bases.
 """
@@ -16,10 +16,10 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any
 
-from ..catalog import SESSION_COLUMNS
-from ..library import FileEntry
-from ..model import Message
-from ..sources import MAIN
+from core.archive.catalog import SESSION_COLUMNS
+from core.archive.library import FileEntry
+from core.model import Message
+from core.sources import MAIN
 
 CACHE_SESSIONS = 8
 PAGE = 2000  # messages per query when streaming a file
@@ -28,7 +28,7 @@ _INT_DEFAULTS = ("turn_count", "message_count", "skipped", "mtime_ns")
 
 
 class UserRows:
-    """A duck-typed :class:`~core.catalog.Catalog` over one user's rows."""
+    """A duck-typed :class:`~core.archive.catalog.Catalog` over one user's rows."""
 
     def __init__(self, user: str, generation: int, sessions: list[tuple], files: list[tuple]) -> None:
         self._generation = generation

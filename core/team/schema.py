@@ -27,8 +27,8 @@ Layout (per user, everything keyed by the user's id):
 
 from __future__ import annotations
 
-from ..errors import StoreError
-from ..tokenize import TOKENIZER_VERSION
+from core.errors import StoreError
+from core.index.tokenize import TOKENIZER_VERSION
 
 SCHEMA_VERSION = 3
 LOCK_KEY = 0x7265_6C61  # "rela": advisory lock namespace of relay-search
@@ -139,7 +139,7 @@ ALTER TABLE users ADD COLUMN last_sync timestamptz;
 ALTER TABLE users ADD COLUMN host text;
 """
 
-# v3: token usage per API response (core.usage), merged per (file, response key).
+# v3: token usage per API response (core.outputs.usage), merged per (file, response key).
 # Files synced before had none recorded: their read offset is reset so the next
 # sync of each member reads them whole again and fills it.
 _V3 = """

@@ -7,7 +7,7 @@ count and average field lengths. :meth:`Snapshot.search` then ranks exactly as t
 embedded index does — same tokens, fields, weights, constants and tie-breaks — with
 document frequencies counted over the whole team store. Which file and time each
 document has is kept in memory (:class:`DocPlaces`), reloaded when a member pushes.
-The ranked hits' rows (:class:`Docs`) become hits through :mod:`core.searching`, as in
+The ranked hits' rows (:class:`Docs`) become hits through :mod:`core.query.searching`, as in
 the embedded store.
 """
 
@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import snippets
-from ..index.bm25 import Snapshot
-from ..index.segment import TOOL_FIELD, build_from_coo
-from ..library import Library
+from core.archive.library import Library
+from core.index.bm25 import Snapshot
+from core.index.segment import TOOL_FIELD, build_from_coo
+from core.query import snippets
 
 # The query terms' postings, each column packed server-side into one binary string
 # (one row instead of one per posting), plus the corpus totals BM25 needs. The
@@ -112,7 +112,7 @@ class DocPlaces:
 
 
 class Docs:
-    """A team search's passages (:class:`core.searching.Passages`): its hits' ``docs`` rows,
+    """A team search's passages (:class:`core.query.searching.Passages`): its hits' ``docs`` rows,
     prefetched in one query, and the store's SQL for the rest."""
 
     def __init__(self, rows: dict[int, dict[str, Any]], query: Callable[[str, Any], list[tuple]]) -> None:

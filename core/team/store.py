@@ -1,7 +1,7 @@
 """``TeamArchive``: the query API of :class:`core.api.Archive` on a team PostgreSQL store.
 
 Every front end takes either store unchanged. Each user's sessions are loaded into
-a :class:`~core.library.Library` (chains, numbers and references per user, as on
+a :class:`~core.archive.library.Library` (chains, numbers and references per user, as on
 that user's own machine) and answered by an :class:`UserView` — an ``Archive``
 whose library is that user's and whose reader is the store — so resolving,
 reading, statistics and handoff run the embedded store's own code. This class only
@@ -25,17 +25,21 @@ from typing import Any
 
 import numpy as np
 
-from .. import handoff, query_exec, query_syntax, resume, searching, usage
-from ..api import _check_limit
-from ..errors import BadInput, NotFound, StoreError
-from ..index.bm25 import Hit
-from ..library import Library
-from ..model import Message, SearchHit, SessionInfo, Turn
-from ..refs import parse_reference
-from ..ranking import hit_order
-from ..timeutil import newest_first, parse_user_time
-from ..tokenize import term_id
-from ..views import Conversation, IndexStats, MessageContext, MessagesPage, Resolved, UpdateResult
+from core.api import _check_limit
+from core.archive.library import Library
+from core.errors import BadInput, NotFound, StoreError
+from core.index.bm25 import Hit
+from core.index.tokenize import term_id
+from core.model import Message, SearchHit, SessionInfo, Turn
+from core.outputs import handoff, resume, usage
+from core.query import execute as query_exec
+from core.query import searching
+from core.query import syntax as query_syntax
+from core.query.ranking import hit_order
+from core.refs import parse_reference
+from core.timeutil import newest_first, parse_user_time
+from core.views import Conversation, IndexStats, MessageContext, MessagesPage, Resolved, UpdateResult
+
 from .db import check_url, connect, describe, guard_logs, redact
 from .names import changed_sessions, collisions, qualify, qualify_text, split_user
 from .rows import PgReader, load_user_rows

@@ -17,10 +17,11 @@ import threading
 import time
 from collections.abc import Callable
 
-from ..config import Config
-from ..errors import BadInput, StoreError
-from ..views import Progress
-from ..words import plural
+from core.config import Config
+from core.errors import BadInput, StoreError
+from core.views import Progress
+from core.words import plural
+
 from . import store_url
 from .db import check_url, connect, describe, redact
 from .push import Pusher, PushResult
@@ -58,7 +59,7 @@ def run_sync(args, config: Config) -> int:
         raise BadInput("sync needs a team store: relay-search sync --to postgresql://user@host/dbname (or set RELAY_SEARCH_STORE)")
     url = check_url(url)
     user = check_user(getattr(args, "user", None) or config.user or getpass.getuser())
-    from ..api import Archive
+    from core.api import Archive
 
     with Archive.open(config, sync=False) as archive:
         if archive.rebuilt:

@@ -3,7 +3,7 @@
 :class:`UserView` is an :class:`~core.api.Archive` that is never opened: its library
 is one user's sessions loaded from the store, its reader the store's messages, so
 resolving references, reading turns and conversations, message context, statistics
-and handoff all run unchanged. Its search hits are built by :mod:`core.searching`
+and handoff all run unchanged. Its search hits are built by :mod:`core.query.searching`
 over the store's passages (:class:`core.team.search.Docs`).
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import usage
-from ..api import Archive
-from ..library import Library
+from core.api import Archive
+from core.archive.library import Library
+from core.outputs import usage
 
 if TYPE_CHECKING:
     from .store import TeamArchive

@@ -119,8 +119,8 @@ class RangeScreen(ModalScreen[str | None]):
     @on(Input.Submitted)
     def _apply(self, event: Input.Submitted) -> None:
         event.stop()
-        from core.dates import parse_range
         from core.errors import BadInput
+        from core.timeutil import parse_range
 
         try:
             parse_range(event.value, now=self.now)

@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from core.usage import ESTIMATE_NOTE, human
+from core.outputs.usage import ESTIMATE_NOTE, human
 
 from .. import tasks
 from ..messages import UsageLoaded

@@ -1,0 +1,74 @@
+"""Slug chains and session numbers (SPEC §3).
+
+A chain is every main session sharing a slug, oldest first; a session's number is
+its 1-based position. A slug-less session that provably continues another (the
+indexer records the link from ``summary.leafUuid`` or replayed record uuids) joins
+that session's chain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from core.model import SessionInfo
+
+_RANGE_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+def parse_session_range(spec: str, total: int) -> list[int]:
+    """Sorted 0-based indices for ``"4"``, ``"4-5"``, ``"1,3,5"`` or any comma list.
+
+    Raises ``ValueError("Session 7 out of range (1-6)")`` for a number outside the
+    chain and a message naming the bad part for bad syntax.
+    """
+    if spec is None or not str(spec).strip():
+        raise ValueError("Empty session range: use a number, a range like 4-5, or a list like 1,3,5")
+    chosen: set[int] = set()
+    for part in str(spec).split(","):
+        match = _RANGE_PART.match(part)
+        if not match:
+            raise ValueError(
+                f"Bad session range {str(spec).strip()!r}: {part.strip()!r} is not a number or a range"
+                " (use e.g. 4, 4-5 or 1,3,5)"
+            )
+        start = int(match.group(1))
+        end = int(match.group(2)) if match.group(2) else start
+        if end < start:
+            raise ValueError(f"Bad session range {part.strip()!r}: the range runs backwards")
+        for number in (start, end):
+            if number < 1 or number > total:
+                raise ValueError(f"Session {number} out of range (1-{total})")
+        chosen.update(range(start - 1, end))
+    return sorted(chosen)
+
+
+def group_chains(
+    sessions: Iterable[SessionInfo], continues: Mapping[str, str], slugs: Mapping[str, str | None]
+) -> dict[str, list[SessionInfo]]:
+    """Chains keyed by chain key, each oldest first.
+
+    ``slugs`` maps session id → slug so a slug-less continuation inherits the slug
+    of the session it continues (its chain is then the slug's chain).
+    """
+    chains: dict[str, list[SessionInfo]] = {}
+    for session in sessions:
+        key = _effective_key(session.session_id, continues, slugs)
+        chains.setdefault(key, []).append(session)
+    for members in chains.values():
+        members.sort(key=lambda s: (s.first_timestamp is None, s.first_timestamp or "", s.session_id))  # unknown time last
+    return chains
+
+
+def _effective_key(session_id: str, continues: Mapping[str, str], slugs: Mapping[str, str | None]) -> str:
+    seen = set()
+    current = session_id
+    while True:
+        slug = slugs.get(current)
+        if slug:
+            return f"slug:{slug}"
+        nxt = continues.get(current)
+        if nxt is None or nxt in seen or nxt == current:
+            return f"root:{current}"
+        seen.add(current)
+        current = nxt

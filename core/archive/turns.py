@@ -1,0 +1,272 @@
+"""Group a file's entries into turns (SPEC §2), for reading and for the index.
+
+A turn starts at an entry the adapter marked ``starts_turn`` (a prompt a person
+typed) and collects what follows until the next one. Entries before a file's first
+prompt form a turn of their own (SPEC §2: "anything before the first prompt belongs
+to turn 0"), so the answer to a bare ``/init`` is read and searched like any turn.
+In a session's main file a subagent's prompt (``is_sidechain``, as Claude Code 1.0.x
+wrote them inline) starts no turn: the subagent works within the turn that started
+it. The same numbering (:class:`TurnCounter`) serves both uses, so a session's turn
+count and the turns it reads back never differ:
+
+* :class:`DocBuilder` keeps, per turn, the text the index ranks: prompt and answer
+  text plus tool names (``main``) and a bounded slice of tool inputs and outputs
+  (``tools``: head, tail and the salient lines of each output, see
+  :mod:`core.sources.tool_text`). It carries its open turn across incremental reads, so an appended
+  line that continues the last turn re-emits that turn's document.
+* :func:`build_turns` makes :class:`~core.model.Turn` values from full messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from core.model import Entry, Message, Turn
+from core.sources.tool_text import bounded
+
+TOOL_INPUT_CHARS = 200  # of each tool call's input, in the tools field
+TOOL_OUTPUT_HEAD = 800  # of each tool output, start …
+TOOL_OUTPUT_TAIL = 300  # … and end (errors and summaries sit there) …
+TOOL_OUTPUT_SALIENT = 1500  # … and the error, failure and version lines in between
+# A long autonomous turn (hundreds of tool calls) is indexed as passages of about
+# this much text, each carrying the prompt: BM25's length normalization then
+# compares like with like, and a detail deep in the turn is not cut off.
+PART_TOOLS_CHARS = 16_000  # (8,000 before tool outputs kept their salient lines: as many passages now)
+PART_ANSWER_CHARS = 6_000
+MAIN_FIELD_CAP = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDoc:
+    """What the index stores for one turn of one file."""
+
+    turn: int  # local to the file
+    part: int  # passage of the turn
+    first_seq: int
+    last_seq: int
+    timestamp: str | None
+    main: str
+    tools: str
+    body: str  # prompt + answer text, for snippets
+    is_sidechain: bool
+
+
+def compact_tool(name: str, tool_input: dict[str, Any] | None) -> dict[str, Any]:
+    """A tool call as ``read_turn`` lists it (SPEC §5)."""
+    data = tool_input or {}
+    file = data.get("file_path") or data.get("notebook_path") or data.get("path")
+    lowered = name.lower()
+    if name in ("Read", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead"):
+        return {"tool": name, "file": file}
+    if name == "Write":
+        content = data.get("content")
+        return {"tool": name, "file": file, "chars": len(content) if isinstance(content, str) else 0}
+    if name == "Bash" or lowered in ("shell", "exec_command", "run_shell_command", "bash"):
+        command = data.get("command") or data.get("cmd")
+        if isinstance(command, list):
+            command = " ".join(str(part) for part in command)
+        return {"tool": name, "command": str(command or "")[:200]}
+    if name in ("Grep", "Glob") or lowered in ("grep", "glob", "search_file_content"):
+        return {"tool": name, "pattern": data.get("pattern")}
+    if name in ("Task", "Agent"):
+        return {
+            "tool": name,
+            "type": data.get("subagent_type"),
+            "description": data.get("description"),
+        }
+    return {"tool": name}
+
+
+def _tool_input_text(tool_input: dict[str, Any] | None) -> str:
+    if not tool_input:
+        return ""
+    parts = []
+    for value in tool_input.values():
+        if isinstance(value, str):
+            parts.append(value[:TOOL_INPUT_CHARS])
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            parts.append(str(value))
+        elif isinstance(value, list):
+            parts.extend(str(v)[:80] for v in value[:8] if isinstance(v, (str, int, float)))
+    return " ".join(parts)[:TOOL_INPUT_CHARS]
+
+
+def _bounded_output(text: str) -> str:
+    return bounded(text, TOOL_OUTPUT_HEAD, TOOL_OUTPUT_TAIL, TOOL_OUTPUT_SALIENT)
+
+
+def number_entries(
+    entries: Iterable[Entry], *, start_seq: int = 0, start_turn: int = -1, main_file: bool = False
+) -> Iterator[tuple[int, int, Entry]]:
+    """``(sequence, turn, entry)`` with the file's turns counted from ``start_turn + 1``.
+
+    What comes before the file's first prompt is a turn of its own. ``main_file``:
+    the entries are a session's own file, where sidechain prompts start no turn (a
+    subagent's own file numbers its prompts).
+    """
+    numbering = TurnCounter(start_turn, main_file=main_file)
+    for offset, entry in enumerate(entries):
+        yield start_seq + offset, numbering.next(entry), entry
+
+
+class TurnCounter:
+    """The turn of each entry in order, resumable from ``turn``.
+
+    Entries before the first prompt open a turn of their own (turn 0 of a session);
+    every prompt starts the next turn.
+    """
+
+    __slots__ = ("turn", "_first", "_main_file")
+
+    def __init__(self, start_turn: int = -1, *, turn: int | None = None, main_file: bool = False) -> None:
+        self._first = start_turn + 1
+        self.turn = start_turn if turn is None else turn
+        self._main_file = main_file
+
+    def next(self, entry: Entry) -> int:
+        starts = entry.starts_turn and not (self._main_file and entry.is_sidechain)
+        if starts or self.turn < self._first:
+            self.turn += 1
+        return self.turn
+
+
+class DocBuilder:
+    """Accumulates per-turn index text; resumable from :meth:`state`."""
+
+    def __init__(self, state: dict[str, Any] | None = None, *, main_file: bool = False) -> None:
+        state = state or {}
+        self.next_seq: int = state.get("next_seq", 0)
+        self.turn: int = state.get("turn", -1)
+        self.open: dict[str, Any] | None = state.get("open")
+        self.main_file = main_file
+
+    def state(self) -> dict[str, Any]:
+        return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open}
+
+    def feed(self, entries: Iterable[Entry]) -> list[TurnDoc]:
+        """Add entries; return docs of every turn they touched (the open one last)."""
+        closed: list[dict[str, Any]] = []
+        if self.open is not None:
+            self.open["touched"] = False
+        numbering = TurnCounter(turn=self.turn, main_file=self.main_file)
+        for seq, entry in enumerate(entries, self.next_seq):
+            turn = numbering.next(entry)
+            self.next_seq = seq + 1
+            if turn != self.turn or self.open is None:
+                self._close(closed)
+                self.turn = turn
+                self.open = self._new_part(turn, 0, seq, entry, [], self.main_file)
+            elif _full(self.open):
+                self._close(closed)
+                acc = closed[-1] if closed else None
+                prompt = list(acc["user"]) if acc else []
+                self.open = self._new_part(turn, (acc or {"part": -1})["part"] + 1, seq, entry, prompt, self.main_file)
+            self._add(self.open, seq, entry)
+        docs = [self._doc(acc) for acc in closed if not acc.get("skip")]
+        if self.open is not None and self.open.get("touched"):
+            docs.append(self._doc(self.open))
+        return docs
+
+    def _close(self, closed: list[dict[str, Any]]) -> None:
+        if self.open is not None and self.open.get("touched", True):
+            closed.append(self.open)
+        elif self.open is not None:
+            closed.append({**self.open, "skip": True})  # unchanged since the last read
+
+    @staticmethod
+    def _new_part(turn: int, part: int, seq: int, entry: Entry, prompt: list[str], main_file: bool) -> dict[str, Any]:
+        return {
+            "turn": turn,
+            "part": part,
+            "first": seq,
+            "last": seq,
+            "ts": entry.timestamp,
+            "user": prompt,
+            "assistant": [],
+            "assistant_len": 0,
+            "names": [],
+            "tools": [],
+            "tools_len": 0,
+            "side": entry.is_sidechain and not main_file,  # a main file's turns are the session's own
+            "touched": True,
+        }
+
+    @staticmethod
+    def _add(acc: dict[str, Any], seq: int, entry: Entry) -> None:
+        acc["last"] = seq
+        acc["touched"] = True
+        if acc["ts"] is None:
+            acc["ts"] = entry.timestamp
+        kind = entry.type
+        if kind == "text":
+            if entry.role == "user":
+                acc["user"].append(entry.text)
+            elif entry.role == "assistant":
+                acc["assistant"].append(entry.text)
+                acc["assistant_len"] += len(entry.text)
+            # system notes (branch markers, …) are shown when reading, not ranked
+        elif kind == "tool_use":
+            name = entry.tool_name or "tool"
+            acc["names"].append(name)
+            DocBuilder._add_tool_text(acc, _tool_input_text(entry.tool_input))
+        elif kind == "tool_result":
+            DocBuilder._add_tool_text(acc, _bounded_output(entry.text))
+
+    @staticmethod
+    def _add_tool_text(acc: dict[str, Any], text: str) -> None:
+        if text:
+            acc["tools"].append(text)
+            acc["tools_len"] += len(text) + 1
+
+    @staticmethod
+    def _doc(acc: dict[str, Any]) -> TurnDoc:
+        user = "\n".join(acc["user"])
+        assistant = "\n".join(acc["assistant"])
+        body = f"{user}\n{assistant}".strip()
+        names = " ".join(dict.fromkeys(acc["names"]))
+        return TurnDoc(
+            turn=acc["turn"],
+            part=acc.get("part", 0),
+            first_seq=acc["first"],
+            last_seq=acc["last"],
+            timestamp=acc["ts"],
+            main=f"{body}\n{names}"[:MAIN_FIELD_CAP],
+            tools="\n".join(acc["tools"]),
+            body=body[:MAIN_FIELD_CAP],
+            is_sidechain=bool(acc["side"]),
+        )
+
+
+def _full(acc: dict[str, Any]) -> bool:
+    return acc["tools_len"] >= PART_TOOLS_CHARS or acc.get("assistant_len", 0) >= PART_ANSWER_CHARS
+
+
+def build_turns(messages: Iterable[Message]) -> list[Turn]:
+    """Turns of a session from its (main-stream) messages, for ``read_turn``."""
+    grouped: dict[int, list[Message]] = {}
+    for message in messages:
+        if message.turn is not None:  # subagent work has no turn of the session's own
+            grouped.setdefault(message.turn, []).append(message)
+    turns = []
+    for number in sorted(grouped):
+        group = grouped[number]
+        user = [m.text for m in group if m.role == "user" and m.type == "text"]
+        assistant = [m.text for m in group if m.role == "assistant" and m.type == "text"]
+        tools = tuple(
+            compact_tool(m.tool_name or "tool", m.tool_input) for m in group if m.type == "tool_use"
+        )
+        turns.append(
+            Turn(
+                session_id=group[0].session_id,
+                number=number,
+                user_text="\n\n".join(user),
+                assistant_text="\n\n".join(assistant),
+                timestamp=group[0].timestamp,
+                tools_used=tools,
+                first_sequence=group[0].sequence,
+                last_sequence=group[-1].sequence,
+            )
+        )
+    return turns

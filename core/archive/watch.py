@@ -1,0 +1,169 @@
+"""Watch the transcript roots and sync the changed paths, bursts collapsed.
+
+watchdog reports every write of an agent appending to its transcript; the
+debouncer waits until events pause for ``QUIET`` seconds (at most ``MAX_DELAY``
+after the first one) and then syncs just those paths. A root that does not exist
+yet (no ``~/.codex`` on this machine) is looked for again every few seconds, so an
+agent used for the first time shows up without a restart. A watched root that
+is deleted, moved away or replaced (``rm -rf ~/.claude``, restoring a backup)
+is noticed by the same poll (its path no longer names the directory watched):
+its watch is dropped, the root is synced (its files gone: its sessions leave the
+index) and watched again once it exists again.
+"""
+
+from __future__ import annotations
+
+import logging
+import stat
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from core.errors import RelayError
+
+QUIET = 0.08
+MAX_DELAY = 0.25
+ROOT_POLL = 1.0  # seconds; one stat per root
+
+log = logging.getLogger(__name__)
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, sink: Callable[[Path], None]) -> None:
+        self.sink = sink
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        if event.is_directory and event.event_type == "modified":
+            return  # a file inside changed: that file's own event says which
+        self.sink(Path(str(event.src_path)))
+        dest = getattr(event, "dest_path", "")
+        if dest:
+            self.sink(Path(str(dest)))
+
+
+class Watcher:
+    def __init__(self, roots: list[Path], on_paths: Callable[[set[Path]], None]) -> None:
+        self.roots = roots
+        self.on_paths = on_paths
+        self._observer = Observer()
+        self._watched: dict[Path, tuple[object, tuple[int, int]]] = {}  # root → (watch, (dev, inode))
+        self._pending: set[Path] = set()
+        self._first_event = 0.0
+        self._last_event = 0.0
+        self._cond = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._loop, name="relay-search-watch", daemon=True)
+
+    def start(self) -> None:
+        self._add_roots()
+        self._observer.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        try:
+            self._observer.stop()
+            self._observer.join(timeout=2)
+        except RuntimeError:
+            pass
+        if self._thread.is_alive():
+            self._thread.join(timeout=2)
+
+    def _add_roots(self) -> bool:
+        added = False
+        for root in self.roots:
+            if root in self._watched:
+                continue
+            identity = _identity(root)
+            if identity is None:
+                continue
+            try:
+                watch = self._observer.schedule(_Handler(self._event), str(root), recursive=True)
+            except OSError as exc:
+                log.warning("cannot watch %s: %s", root, exc)
+                continue
+            self._watched[root] = (watch, identity)
+            added = True
+        return added
+
+    def _dropped_roots(self) -> list[Path]:
+        """Watched roots whose path no longer names the watched dir: unwatched."""
+        dropped = []
+        for root, (watch, identity) in list(self._watched.items()):
+            if _identity(root) == identity:
+                continue
+            del self._watched[root]
+            try:
+                self._observer.unschedule(watch)
+            except (KeyError, OSError, RuntimeError):
+                pass  # its emitter may have stopped itself already
+            dropped.append(root)
+        return dropped
+
+    def _poll_roots(self) -> set[Path]:
+        """Roots gone, replaced or new since the last poll: the paths to sync."""
+        changed = set(self._dropped_roots())
+        new_roots = [r for r in self.roots if r not in self._watched and r.is_dir()]
+        if new_roots and self._add_roots():
+            changed.update(r for r in new_roots if r in self._watched)
+        return changed
+
+    def _event(self, path: Path) -> None:
+        with self._cond:
+            now = time.monotonic()
+            if not self._pending:
+                self._first_event = now
+            self._pending.add(path)
+            self._last_event = now
+            self._cond.notify_all()
+
+    def _loop(self) -> None:
+        next_root_poll = time.monotonic() + ROOT_POLL
+        while True:
+            with self._cond:
+                while not self._pending and not self._stop:
+                    timeout = max(0.0, next_root_poll - time.monotonic())
+                    self._cond.wait(timeout=timeout)
+                    if time.monotonic() >= next_root_poll:
+                        break
+                if self._stop:
+                    return
+                if time.monotonic() >= next_root_poll:
+                    next_root_poll = time.monotonic() + ROOT_POLL
+                    changed = self._poll_roots()
+                    if changed and not self._pending:
+                        self._first_event = self._last_event = time.monotonic()
+                    self._pending.update(changed)
+                if not self._pending:
+                    continue
+                # Collapse a burst: wait for a quiet gap, but never past MAX_DELAY.
+                while not self._stop:
+                    now = time.monotonic()
+                    deadline = min(self._last_event + QUIET, self._first_event + MAX_DELAY)
+                    if now >= deadline:
+                        break
+                    self._cond.wait(timeout=deadline - now)
+                paths, self._pending = self._pending, set()
+            try:
+                self.on_paths(paths)
+            except RelayError as exc:  # a full disk: one line, and the next change retries
+                log.warning("relay-search: %s", exc)
+            except Exception:  # a failed sync must not kill the watcher
+                log.exception("sync after a change failed")
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a directory, None if ``path`` is not one now."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None

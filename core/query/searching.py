@@ -1,0 +1,248 @@
+"""From ranked passages to search hits: one hit per turn, with its turn number and snippet.
+
+:mod:`core.query.execute` ranks an index snapshot's passages; this module turns them
+into the :class:`~core.model.SearchHit` rows every front end shows: each passage's
+session and turn (a subagent's passage belongs to the main turn it ran in), one hit
+per turn (its best passage), the page, a snippet from the turn's rarest match, and
+per-session grouping with its "+N more" count.
+
+Where the passages' rows come from is a small strategy (:class:`Passages`): the
+embedded cache's catalog (:class:`CatalogPassages`, what :meth:`Archive.search
+<core.api.Archive.search>` uses) or the team store's (``core.team.search.Docs``),
+so both stores build hits with this one code.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any, Protocol
+
+import numpy as np
+
+from core.archive.catalog import Catalog
+from core.archive.library import FileEntry, Library
+from core.index.bm25 import Hit, Snapshot
+from core.model import SearchHit
+from core.refs import format_reference
+
+from . import execute as query_exec
+from . import snippets
+from .ranking import in_total_order
+from .syntax import Query
+
+
+class Passages(Protocol):
+    """The indexed passages (``docs`` rows) behind ranked hits, in one store."""
+
+    def docs(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """The rows of these passages (those still there)."""
+        ...
+
+    def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
+        """The main-stream turn during which a subagent's work (at ``ts``) happened."""
+        ...
+
+    def snippet(self, file_id: int, doc: dict[str, Any], terms: list[str], rarity: dict[str, float] | None) -> str:
+        """The snippet a hit on passage ``doc`` shows."""
+        ...
+
+
+class CatalogPassages:
+    """The embedded cache's passages: the catalog's ``docs`` table."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    def docs(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        return self.catalog.docs(doc_ids)
+
+    def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
+        mains = [e for e in lib.files_of(session_id) if e.kind == "main"]
+        best = None
+        for entry in mains:
+            row = self.catalog.db.execute(
+                "SELECT turn FROM docs WHERE file_id=? AND side=0 AND ts<=? ORDER BY ts DESC LIMIT 1", (entry.file_id, ts or "")
+            ).fetchone()
+            if row is not None:
+                best = entry.turn_base + row[0]
+        return best
+
+    def parent_turns(self, lib: Library, session_id: str) -> Callable[[str | None], int | None]:
+        """:meth:`parent_turn` for many passages of one session: its main turns read once."""
+        tables = []
+        for entry in (e for e in lib.files_of(session_id) if e.kind == "main"):
+            rows = self.catalog.db.execute(
+                "SELECT ts, turn FROM docs WHERE file_id=? AND side=0 AND ts IS NOT NULL ORDER BY ts", (entry.file_id,)
+            ).fetchall()
+            tables.append((entry.turn_base, [r[0] for r in rows], [r[1] for r in rows]))
+
+        def parent(ts: str | None) -> int | None:
+            best = None
+            for base, stamps, turns in tables:
+                i = bisect.bisect_right(stamps, ts or "") - 1
+                if i >= 0:
+                    best = base + turns[i]
+            return best
+
+        return parent
+
+    def snippet(self, file_id: int, doc: dict[str, Any], terms: list[str], rarity: dict[str, float] | None) -> str:
+        """From whichever passage of the turn shows the rarest match (the scored one on ties)."""
+        body = doc["body"] or ""
+        if rarity is None:
+            return snippets.snippet(body, terms)
+
+        def passages() -> Iterator[str]:
+            yield body
+            rows = self.catalog.db.execute("SELECT body FROM docs WHERE file_id=? AND turn=? ORDER BY part", (file_id, doc["turn"]))
+            yield from (r[0] for r in rows if r[0] and r[0] != body)
+
+        return snippets.best_snippet(passages(), terms, rarity=rarity)
+
+
+def search(
+    snapshot: Snapshot,
+    lib: Library,
+    passages: CatalogPassages,
+    parsed: Query,
+    allowed: list[int] | None,
+    *,
+    limit: int,
+    offset: int,
+    sort: str,
+    group: str | None,
+    ts_from: float | None,
+    ts_to: float | None,
+    snippets: bool = True,
+) -> list[SearchHit]:
+    """The page of hits for a parsed query over ``allowed`` files (None: every file);
+    ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits)."""
+    allowed_files = None if allowed is None else np.array(allowed, dtype=np.int32)
+    fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
+    raw, terms, rarity = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
+    raw = query_exec.phrases_first(raw, parsed, passages.docs)
+    if group == "session":
+        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
+    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
+
+
+def grouped(
+    lib: Library, passages: CatalogPassages, raw: list[Hit], terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str,
+    *, snippets: bool = True,
+) -> list[SearchHit]:
+    """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
+    docs = passages.docs([h.doc_id for h in raw])
+    lib.prefetch_files(h.file_id for h in raw)
+
+    def session_of(file_id: int) -> str | None:
+        entry = lib.file(file_id)
+        return entry.session_id if entry is not None else None
+
+    firsts, more = query_exec.group_by_session(
+        raw, session_of, lambda h: (h.file_id, (docs.get(h.doc_id) or {}).get("turn", h.doc_id))
+    )
+    page = firsts[offset : offset + limit]
+    counts = {session_of(h.file_id): more[h.doc_id] for h in page}
+    # A subagent's passage belongs to the main turn it ran in (as a hit's turn_number
+    # and the reader's n/N have it): recount the page's sessions that have one, so
+    # "+N more" is the number of other turns, not of files × turns.
+    sided = {session_of(h.file_id) for h in raw if _is_side(lib, h, docs)} & set(counts)
+    if sided:
+        # one read per session, not per passage, kept while the library (the index state) lasts:
+        # the next keystroke usually hits the same sessions
+        cached = lib.memo.setdefault("parent_turns", {})
+        parents = {sid: cached.get(sid) or cached.setdefault(sid, passages.parent_turns(lib, sid)) for sid in sided}
+        turns: dict[str, set[int | None]] = {}
+        for h in raw:
+            sid = session_of(h.file_id)
+            doc = docs.get(h.doc_id)
+            entry = lib.file(h.file_id)
+            if sid in sided and doc is not None and entry is not None:
+                turn = own_turn(entry, doc)
+                turns.setdefault(sid, set()).add(parents[sid](doc["ts"]) if turn is None else turn)
+        counts.update({sid: len(t) - 1 for sid, t in turns.items()})
+    return query_exec.with_more(hits(lib, passages, page, terms, limit, rarity=rarity, sort=sort, snippets=snippets), counts)
+
+
+def hits(
+    lib: Library,
+    passages: Passages,
+    raw: Sequence[Hit],
+    terms: list[str],
+    limit: int,
+    *,
+    skip: int = 0,
+    rarity: dict[str, float] | None = None,
+    sort: str = "relevance",
+    snippets: bool = True,
+) -> list[SearchHit]:
+    """The ranked passages as hits: one per turn (its best passage), ``skip`` turns skipped, at most ``limit``
+    (with their snippets unless ``snippets=False``)."""
+    docs = passages.docs([h.doc_id for h in raw])
+    lib.prefetch_files(h.file_id for h in raw)
+    found: list[tuple[SearchHit, Hit, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
+    for h in raw:
+        doc = docs.get(h.doc_id)
+        entry = lib.file(h.file_id)
+        if doc is None or entry is None:
+            continue
+        info = lib.session(entry.session_id)
+        if info is None:
+            continue
+        turn = own_turn(entry, doc)
+        if turn is None:
+            turn = passages.parent_turn(lib, entry.session_id, doc["ts"])
+        found.append(
+            (
+                SearchHit(
+                    session_id=info.session_id,
+                    slug=info.slug,
+                    session_number=info.session_number,
+                    project=info.project,
+                    agent=info.agent,
+                    turn_number=turn,
+                    sequence=entry.seq_base + doc["first_seq"],
+                    score=h.score,
+                    snippet="",  # made below for the hits kept only
+                    timestamp=doc["ts"],
+                    ref=format_reference(slug=info.chain_name, session_id=info.session_id, numbers=[info.session_number or 1], turn=turn),
+                    user=info.user,
+                    is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
+                    match_terms=tuple(terms),
+                ),
+                h,
+                doc,
+            )
+        )
+    # The ranked order, with ties made total by a stable id (core/query/ranking.py), then
+    # one hit per turn (its best passage), then the page.
+    kept: list[tuple[SearchHit, Hit, dict]] = []
+    seen: set[tuple[str, int | None]] = set()
+    for hit, h, doc in in_total_order(found, recent=sort == "recent"):
+        key = (hit.session_id, hit.turn_number)
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > skip:
+            kept.append((hit, h, doc))
+        if len(kept) == limit:
+            break
+    if not snippets:
+        return [hit for hit, _, _ in kept]
+    return [replace(hit, snippet=passages.snippet(h.file_id, doc, terms, rarity)) for hit, h, doc in kept]
+
+
+def own_turn(entry: FileEntry, doc: dict) -> int | None:
+    """The session turn an indexed passage belongs to, or None for a subagent's passage,
+    which belongs to the main turn running when it was written (:meth:`Passages.parent_turn`)."""
+    if entry.primary and (not doc["side"] or entry.kind != "main"):
+        return entry.turn_base + doc["turn"]
+    return None
+
+
+def _is_side(lib: Library, h: Hit, docs: dict[int, dict]) -> bool:
+    entry = lib.file(h.file_id)
+    doc = docs.get(h.doc_id)
+    return entry is not None and doc is not None and own_turn(entry, doc) is None

@@ -1,0 +1,96 @@
+"""A session's messages as one chronological stream, and a chain's sessions stitched.
+
+A session is several files: its main transcript(s) and its subagents' transcripts.
+Reading them file after file puts a subagent's work after the whole main stream,
+although it happened in the middle; a client following the session by ``since``
+would then see old messages again. Here each file keeps its own order (its records
+are in the order they were written) and the files are merged by time; ties go to
+the earlier file, so the order is stable. A message without a timestamp keeps the
+time of the message before it in its file, so it stays where it was written.
+
+``since`` is strictly after on that same time: a message is new when its time
+(as the merge orders it) is later than the time a client last saw.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import groupby
+
+from core.model import Message, SessionInfo
+from core.timeutil import parse_ts
+from core.views import BOUNDARY  # the type of the marker between sessions of a chain or range
+
+
+def _timed(stream: Iterable[Message]) -> Iterator[tuple[float, Message]]:
+    """(merge time, message): the latest time seen so far in this file."""
+    last = float("-inf")
+    for message in stream:
+        if message.timestamp:
+            t = parse_ts(message.timestamp)
+            if t and t > last:
+                last = t
+        yield last, message
+
+
+def merge_by_time(files: Sequence[Iterable[Message]]) -> Iterator[tuple[float, Message]]:
+    """Messages of several files, in time order; (time, message) pairs.
+
+    Lazy: one message per file is held at a time, so a long session streams.
+    """
+    keyed = [((t, index, pos, m) for pos, (t, m) in enumerate(_timed(f))) for index, f in enumerate(files)]
+    for t, _, _, message in heapq.merge(*keyed):
+        yield t, message
+
+
+def chronological(messages: list[Message]) -> list[Message]:
+    """A session's stitched (file-by-file) list in time order (same merge)."""
+    by_file = [list(group) for _, group in groupby(messages, key=lambda m: m.file_index)]
+    return [m for _, m in merge_by_time(by_file)]
+
+
+def boundary(info: SessionInfo, ref: str) -> Message:
+    """The marker a stitched stream puts before each session's messages."""
+    number = info.session_number or 1
+    total = info.chain_length or 1
+    return Message(
+        session_id=info.session_id,
+        agent=info.agent,
+        sequence=-1,
+        role="system",
+        type=BOUNDARY,
+        text=f"Session {number} of {total} ({ref}): {info.session_id}",
+        timestamp=info.first_timestamp,
+        uuid=None,
+        parent_uuid=None,
+        is_sidechain=False,
+        file_index=-1,
+        entry_index=-1,
+        turn=None,
+    )
+
+
+def stitched(
+    sessions: Sequence[tuple[SessionInfo, str, Sequence[Iterable[Message]]]],
+    *,
+    since: float | None,
+    keep: Callable[[Message], bool],
+    markers: bool,
+) -> Iterator[Message]:
+    """Sessions one after another (each in time order), a boundary marker before
+    each session that has anything to show when ``markers`` is set.
+
+    ``sessions`` holds (session, its ref, its files' message streams).
+    """
+    for info, ref, files in sessions:
+        marked = not markers
+        for t, message in merge_by_time(files):
+            if since is not None and t <= since:
+                continue
+            if not keep(message):
+                continue
+            if not marked:
+                marked = True
+                yield boundary(info, ref)
+            yield message

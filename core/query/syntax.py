@@ -1,0 +1,124 @@
+"""The search query language, parsed once in the core so every front end speaks it.
+
+* plain words rank by BM25; a turn holding **all** of them ranks above any that
+  holds only some (:mod:`core.index.bm25`), so more words narrow the list;
+* ``"exact phrase"``: its words must all be in the turn, and turns where they
+  stand together in the conversation text come first;
+* ``-word`` (or ``-"a phrase"``'s words): no turn holding it is listed;
+* ``prefix*``: any indexed word starting so matches (``flak*`` → flaky, flakes);
+  the app treats the word being typed as a prefix the same way;
+* recency words ("most recent …", "the latest session …", "last time I …")
+  ask for the newer of similar turns: they are dropped from the terms and turn on a
+  stronger recency prior.
+
+Parsing never fails: an unbalanced quote closes at the end, a lone ``-`` or ``*``
+is ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from core.index.tokenize import Tokenizer, default_tokenizer
+
+MIN_PREFIX = 2  # characters before a ``*`` to expand it
+MAX_CLAUSES = 64  # terms of one query that count (a pasted log must not make a query slow)
+MIN_TYPED_PREFIX = 3  # characters of a word being typed before it expands (two letters match too much)
+_TOKEN = re.compile(r'(-?)"([^"]*)(?:"|$)|(\S+)')
+# Words asking for the newest of similar turns; they are dropped from the terms.
+_RECENCY = re.compile(
+    r"\b(?:(?:the\s+)?most\s+recent(?:ly)?(?:\s+(?:session|conversation)s?)?|recently"
+    r"|(?:the\s+)?(?:latest|newest|last)\s+(?:session|conversation)s?"
+    r"|(?:the\s+)?last\s+time\s+(?=i\b|we\b))",
+    re.IGNORECASE,
+)
+# Words that also ask for it but stay terms ("latest version", "newest tokenizer page").
+_RECENCY_KEPT = re.compile(r"\b(?:latest|newest)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One query term: a turn matches it when it holds ``term`` or, for a prefix, a word starting ``prefix``."""
+
+    term: str
+    prefix: str | None = None  # lowercase raw prefix, for ``word*`` and the word being typed
+    required: bool = False  # from a phrase
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed query: its clauses, excluded terms, phrases and whether it asks for the latest."""
+
+    clauses: tuple[Clause, ...] = ()
+    excluded: tuple[str, ...] = ()  # index terms no listed turn may hold
+    phrases: tuple[str, ...] = ()  # as typed, for the adjacency check
+    recency: bool = False  # the query asked for the most recent
+    terms: tuple[str, ...] = field(default=())  # every positive term, for snippets
+
+    def __bool__(self) -> bool:
+        return bool(self.clauses)
+
+
+def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = None) -> Query:
+    """The :class:`Query` of ``query``; ``typing``: its last word is still being typed (a prefix)."""
+    tok = tokenizer or default_tokenizer()
+    text = query or ""
+    recency = bool(_RECENCY.search(text) or _RECENCY_KEPT.search(text))
+    if recency:
+        text = _RECENCY.sub(" ", text)
+    clauses: dict[str, Clause] = {}
+    excluded: list[str] = []
+    phrases: list[str] = []
+    matches = list(_TOKEN.finditer(text))
+    for i, m in enumerate(matches):
+        negative, phrase, word = m.group(1), m.group(2), m.group(3)
+        if phrase is not None:
+            terms = tok.query_terms(phrase)
+            if negative:
+                excluded.extend(_exclusion_terms(tok, phrase))
+                continue
+            if len(terms) > 1:
+                phrases.append(phrase)
+            for term in terms:
+                clauses[term] = Clause(term, required=True)
+            continue
+        if word.startswith("-") and len(word) > 1:
+            excluded.extend(_exclusion_terms(tok, word[1:]))
+            continue
+        is_last = i == len(matches) - 1 and typing and not text[m.end() :].strip() and not text.endswith(" ")
+        prefix = None
+        if word.endswith("*") or is_last:
+            stripped = word.rstrip("*")
+            shortest = MIN_PREFIX if word.endswith("*") else MIN_TYPED_PREFIX
+            if len(stripped) >= shortest and stripped.isalnum():
+                prefix = stripped.lower()
+            word = stripped
+        terms = tok.query_terms(word)
+        if prefix is not None and not terms:
+            terms = [prefix]  # a stopword or short stem being typed still expands
+        for j, term in enumerate(terms):
+            if term in clauses:
+                continue
+            clauses[term] = Clause(term, prefix if j == 0 else None)
+    kept = list(clauses.values())[:MAX_CLAUSES]
+    positive = tuple(c.term for c in kept)
+    return Query(tuple(kept), tuple(dict.fromkeys(excluded))[:MAX_CLAUSES], tuple(phrases), recency, positive)
+
+
+def _exclusion_terms(tok: Tokenizer, text: str) -> list[str]:
+    """The terms that exclude: a compound's whole (not its parts), each word of a phrase."""
+    out: list[str] = []
+    for raw in text.split():
+        terms = tok.terms(raw)
+        if terms:
+            out.append(terms[0])
+    return out
+
+
+def phrase_pattern(phrase: str) -> re.Pattern[str] | None:
+    """A regex finding ``phrase``'s words next to each other (any punctuation or space between)."""
+    words = re.findall(r"\w+", phrase)
+    if len(words) < 2:
+        return None
+    return re.compile(r"\b" + r"\W+".join(re.escape(w) for w in words) + r"\b", re.IGNORECASE)
