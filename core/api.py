@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from core.archive import usage_records
 from core.archive.catalog import CatalogError, disk_full_is_an_error, is_damage
 from core.archive.indexer import Indexer
 from core.archive.library import Library
@@ -461,11 +462,11 @@ class Archive:
 
     # --- token usage and resuming (core.outputs.usage, core.outputs.resume do the work) --------------------
 
-    def _usage_source(self) -> tuple[list[usage.Record], dict[int, usage.Owner]]:
+    def _usage_source(self) -> tuple[list[usage_records.Record], dict[int, usage.Owner]]:
         """Each API response once, and who owns each file (the team view reads its store)."""
         lib = self.library
         owners = usage.owners(self.catalog.files(("file_id", "agent", "session_id", "project_key")), lib.sessions)
-        return usage.catalog_records(self.catalog, lib.generation), owners
+        return usage_records.catalog_records(self.catalog, lib.generation), owners
 
     def usage_report(self, *, by: str = "day", date_from: str | None = None, date_to: str | None = None,
                      project: str | None = None, agent: str | None = None) -> usage.UsageReport:

@@ -63,7 +63,7 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     One per response, not per message: Claude Code writes a response's usage on
     every record it split the response into (with ``output_tokens`` growing as it
     streamed), so records sharing a ``key`` are one response and merge field-wise
-    by maximum (:func:`core.outputs.usage.merge`). ``input_tokens`` excludes cached input
+    by maximum (:func:`core.archive.usage_records.merge`). ``input_tokens`` excludes cached input
     for every agent (Codex and Gemini count cached input inside their input
     figure; adapters subtract it), so the four fields add up to what was billed.
     """

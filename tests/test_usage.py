@@ -383,12 +383,12 @@ _usage_rows = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(before=_usage_rows, rows=_usage_rows)
 def test_merging_a_files_usage_before_storing_leaves_the_catalog_as_storing_each_record(before, rows) -> None:
-    """Workers send merged usage (one row per response, core.outputs.usage.merge): the catalog's
+    """Workers send merged usage (one row per response, core.archive.usage_records.merge): the catalog's
     rows must be what upserting every record's usage gives, also over rows stored by
     an earlier read of the file (an append)."""
     import sqlite3
 
-    from core.outputs import usage
+    from core.archive import usage_records as usage
 
     def stored(batch: list[Usage]) -> list[tuple]:
         db = sqlite3.connect(":memory:")

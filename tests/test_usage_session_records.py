@@ -12,7 +12,7 @@ from types import SimpleNamespace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.outputs import usage
+from core.archive import usage_records as usage
 
 FILES = st.lists(st.tuples(st.sampled_from("abc"), st.booleans()), min_size=1, max_size=6)  # (session, replays)
 ROWS = st.lists(

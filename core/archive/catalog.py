@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import OutOfSpace
-from core.outputs.usage import CATALOG_SCHEMA as USAGE_SCHEMA
 from core.sources.fspath import path_from_db
+
+from .usage_records import CATALOG_SCHEMA as USAGE_SCHEMA
 
 # 6: opening turns, salient tool output, per-segment vocabularies (issue 14); record
 # hashes (replays by uuid and content), skip reasons, non-UTF-8 paths (issue 11);

@@ -28,12 +28,12 @@ from core.index.bm25 import Snapshot
 from core.index.retire import ReaderPins, delete_segments
 from core.index.segment import load_segment, merge_segments, save_segment
 from core.index.workers import available_cpus, make_pool, worker_count
-from core.outputs import usage as usage_rows
 from core.sources import MAIN, SourceFile, all_sources, discovery, get_source
 from core.sources.fspath import path_to_db
 from core.views import Progress, UpdateResult
 
 from . import sessions as session_rows
+from . import usage_records as usage_rows
 from .catalog import Catalog
 from .ingest import BODY_CHARS, ChunkOutput, Job, JobOutput, run_chunk, same_bytes_read, segment_name
 from .links import find_links

@@ -20,11 +20,13 @@ from core.index.postings import Postings, count_terms
 from core.index.segment import Segment, build_from_coo, save_segment
 from core.index.tokenize import default_tokenizer
 from core.model import FileMeta, Usage
-from core.outputs import usage as usage_rows
 from core.sources import MAIN, SourceFile, get_source
 from core.timeutil import parse_ts
 
-from .turns import DocBuilder, TurnDoc
+from . import usage_records as usage_rows
+from core.index.document import TurnDoc
+
+from .turns import DocBuilder
 
 # What the catalog keeps of a document's prompt and answer, for snippets.
 BODY_CHARS = 8000

@@ -20,9 +20,9 @@ count and the turns it reads back never differ:
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from core.index.document import TurnDoc
 from core.model import Entry, Message, Turn
 from core.sources.tool_text import bounded
 
@@ -36,21 +36,6 @@ TOOL_OUTPUT_SALIENT = 1500  # … and the error, failure and version lines in be
 PART_TOOLS_CHARS = 16_000  # (8,000 before tool outputs kept their salient lines: as many passages now)
 PART_ANSWER_CHARS = 6_000
 MAIN_FIELD_CAP = 60_000
-
-
-@dataclass(frozen=True, slots=True)
-class TurnDoc:
-    """What the index stores for one turn of one file."""
-
-    turn: int  # local to the file
-    part: int  # passage of the turn
-    first_seq: int
-    last_seq: int
-    timestamp: str | None
-    main: str
-    tools: str
-    body: str  # prompt + answer text, for snippets
-    is_sidechain: bool
 
 
 def compact_tool(name: str, tool_input: dict[str, Any] | None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Keeping an :class:`~core.api.Archive`'s index in step with the disk, and saying so.
+"""Keeping an archive's index in step with the disk, and saying so.
 
 The writer syncs what changed (everything, or the paths the watcher saw), keeps
 paths a full disk kept out for the next try, and keeps segments few in a
@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from core.errors import OutOfSpace
 from core.sources import all_sources
@@ -24,15 +24,40 @@ from core.views import Progress, UpdateResult
 from .catalog import disk_full_is_an_error
 
 if TYPE_CHECKING:
-    from core.api import Archive
+    from core.config import Config
 
+    from .indexer import Indexer
+    from .library import Library
     from .watch import Watcher
+
+
+class KeptArchive(Protocol):
+    """What upkeep needs of the archive it keeps (:class:`core.api.Archive` is one).
+
+    A protocol, not an import: the archive layer sits below the query API and must
+    not import it.
+    """
+
+    writer: bool
+    config: Config
+    cache: Path
+    indexer: Indexer
+
+    @property
+    def generation(self) -> int: ...
+
+    @property
+    def library(self) -> Library: ...
+
+    def sync(self, paths: Iterable[Path] | None = None, progress: Callable[[Progress], None] | None = None) -> UpdateResult: ...
+
+    def _refresh_from_disk(self) -> None: ...
 
 
 class Upkeep:
     """Sync, watch and notify for one archive (its writer flag, indexer and snapshot are the archive's)."""
 
-    def __init__(self, archive: Archive) -> None:
+    def __init__(self, archive: KeptArchive) -> None:
         self._archive = archive
         self._watcher: Watcher | None = None
         self._listeners: list[Callable[[UpdateResult], None]] = []

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.archive.turns import TurnDoc
-
+from .document import TurnDoc
 from .segment import TOOL_FIELD
 from .tokenize import Tokenizer
 

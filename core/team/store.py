@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from core.api import _check_limit
+from core.archive import usage_records
 from core.archive.library import Library
 from core.errors import BadInput, NotFound, StoreError
 from core.index.bm25 import Hit
@@ -442,7 +443,7 @@ class TeamArchive:
     # --- token usage and resuming --------------------------------------------------------
 
     def usage_report(self, *, user: str | None = None, **options: Any) -> usage.UsageReport:
-        records: list[usage.Record] = []
+        records: list[usage_records.Record] = []
         owners: dict[int, usage.Owner] = {}
         for view in self._views(user):
             got, mine = view._usage_source()

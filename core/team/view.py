@@ -9,20 +9,37 @@ over the store's passages (:class:`core.team.search.Docs`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from core.api import Archive
+from core.archive import usage_records
 from core.archive.library import Library
+from core.config import Config
 from core.outputs import usage
 
-if TYPE_CHECKING:
-    from .store import TeamArchive
+from .rows import PgReader
+
+
+class TeamStore(Protocol):
+    """What a view needs of the team store (:class:`core.team.store.TeamArchive` is one).
+
+    The store makes its views, so the view names only this much of it: the two
+    modules then import one way.
+    """
+
+    config: Config
+    reader: PgReader
+    _now: Callable[[], float]
+    _generations: dict[str, tuple[int, int]]
+
+    def _query(self, sql: str, params: Any = ()) -> list[tuple]: ...
 
 
 class UserView(Archive):
     """An Archive over one user's sessions in the team store (never opened itself)."""
 
-    def __init__(self, team: TeamArchive, user: str, lib: Library) -> None:  # noqa: D107
+    def __init__(self, team: TeamStore, user: str, lib: Library) -> None:  # noqa: D107
         self._team = team
         self._user = user
         self._lib = lib
@@ -34,7 +51,7 @@ class UserView(Archive):
     def library(self) -> Library:  # type: ignore[override]
         return self._lib
 
-    def _usage_source(self) -> tuple[list[usage.Record], dict[int, usage.Owner]]:
+    def _usage_source(self) -> tuple[list[usage_records.Record], dict[int, usage.Owner]]:
         user_id = self._team._generations[self._user][0]
         rows = self._team._query(
             "SELECT u.key, u.file_id, u.ts, u.model, u.input, u.output, u.cache_creation, u.cache_read FROM usage u "
@@ -43,7 +60,7 @@ class UserView(Archive):
         )
         files = self._team._query("SELECT file_id, agent, session_id, project_key FROM files WHERE user_id = %s", (user_id,))
         cols = ("file_id", "agent", "session_id", "project_key")
-        return usage.dedupe(rows), usage.owners([dict(zip(cols, f)) for f in files], self._lib.sessions)
+        return usage_records.dedupe(rows), usage.owners([dict(zip(cols, f)) for f in files], self._lib.sessions)
 
     def sessions_usage(self, session_ids) -> dict[str, usage.Totals]:
         records, owners = self._usage_source()

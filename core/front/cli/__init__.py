@@ -20,16 +20,18 @@ from pathlib import Path
 
 from core.archive.catalog import is_damage
 from core.config import Config
-from core.errors import BadInput, OutOfSpace, RelayError
+from core.errors import RelayError
 from core.outputs.handoff import about
-from core.timeutil import clean_ts
-from core.views import Progress, session_list_dict, turn_to_dict
 from core.words import plural
 
-from . import after as cli_after
+from . import after, finding, keeping, serving
+from .common import config_from_args
 
-INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
-EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
+# Subcommands in the order --help lists them; each group module maps a name to
+# (add its parser, run it).
+ORDER = ("search", "list", "show", "index", "tag", "mcp", "serve", "resume", "export", "usage", "sync")
+GROUPS = {**finding.COMMANDS, **keeping.COMMANDS, **serving.COMMANDS, **after.COMMANDS}
+COMMANDS = {name: GROUPS[name][1] for name in ORDER}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,75 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("search", parents=[common], help='search turns ("exact phrase", -exclude, prefix*)')
-    p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--offset", type=int, default=0, help="skip this many hits (the next page)")
-    p.add_argument("--sort", choices=("relevance", "recent"), default="relevance", help="recent: newest first")
-    p.add_argument("--group", choices=("session",), help="session: one hit per session, its best")
-    p.add_argument("--project")
-    p.add_argument("--agent")
-    p.add_argument("--slug")
-    p.add_argument("--session", metavar="REF", help="only this session or chain")
-    p.add_argument("--user")
-    p.add_argument("--from", dest="date_from", metavar="DATE")
-    p.add_argument("--to", dest="date_to", metavar="DATE")
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("list", parents=[common], help="list sessions (newest first; a chain oldest first)")
-    p.add_argument("--slug")
-    p.add_argument("--project")
-    p.add_argument("--agent")
-    p.add_argument("--user")
-    p.add_argument("--tag", action="append", dest="tags")
-    p.add_argument("--from", dest="date_from", metavar="DATE")
-    p.add_argument("--to", dest="date_to", metavar="DATE")
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--json", action="store_true")
-
-    p = sub.add_parser("show", parents=[common], help="print a conversation, sessions of a chain, or one turn")
-    p.add_argument("ref", help="slug, slug#4-5, slug#4:12, session id (or prefix ≥ 8), id:12")
-    p.add_argument("--session", metavar="RANGE", help="sessions of the chain, e.g. 4-5")
-    p.add_argument("--roles", help="comma list: user,assistant")
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--limit", type=int)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--handoff", action="store_true", help="print only the reference block the app's c key copies")
-
-    p = sub.add_parser("index", parents=[common], help="update the index; --stats to describe it")
-    p.add_argument("--stats", action="store_true")
-    p.add_argument("--rebuild", action="store_true")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--wait", type=float, default=INDEX_LOCK_WAIT, metavar="SECONDS", help=f"while another process writes the cache, wait this long for it (default {INDEX_LOCK_WAIT:g}; then exit {EXIT_BUSY})")
-
-    p = sub.add_parser("tag", parents=[common], help="set a session's tags (none: clear)")
-    p.add_argument("ref")
-    p.add_argument("tags", nargs="*")
-
-    p = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio (for Claude Code)")
-    p.add_argument("scope", nargs="?", metavar="PATTERN", help="same as --pattern (the original design's form)")
-
-    p = sub.add_parser("serve", parents=[common], help="HTTP API and MCP over streamable HTTP")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--token", default=None, help="bearer token (required off loopback)")
-
-    cli_after.add_parsers(sub, common)  # resume, export, usage
-
-    p = sub.add_parser("sync", parents=[common], help="push parsed sessions to a team PostgreSQL store")
-    p.add_argument("--to", dest="target", required=False, metavar="URL")
-    p.add_argument("--user", default=None)
-    p.add_argument("--watch", action="store_true")
+    for name in ORDER:
+        GROUPS[name][0](sub, common)
     return parser
-
-
-def config_from_args(args: argparse.Namespace, env=None) -> Config:
-    if getattr(args, "demo", False):  # every subcommand reads the demo's own HOME
-        from core.fixtures.demo import demo_environment
-
-        env = demo_environment(refresh=args.command is None)
-    return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
 
 
 def join_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
@@ -174,221 +110,6 @@ def join_dash_values(parser: argparse.ArgumentParser, argv: list[str]) -> list[s
     return out
 
 
-def _progress_printer() -> callable | None:
-    if not sys.stderr.isatty():
-        return None
-
-    def show(p: Progress) -> None:
-        if not p.total_bytes:
-            return
-        done = p.done_bytes / p.total_bytes
-        bar = "█" * int(done * 30)
-        sys.stderr.write(f"\rindexing {bar:<30} {done:4.0%}  {p.done_files}/{p.total_files} files")
-        if p.done_files >= p.total_files:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return show
-
-
-def open_archive(args: argparse.Namespace, *, sync: bool = True):
-    """The store the command reads: the team store for ``--store``/RELAY_SEARCH_STORE, else embedded."""
-    from core.team import open_store
-
-    config = config_from_args(args)
-    archive = open_store(config, getattr(args, "store", None), progress=_progress_printer())
-    if archive.rebuilt:
-        print(archive.rebuilt, file=sys.stderr)
-    if sync:
-        # One-shot commands trust directory mtimes (core/sources/discovery.py): a call with
-        # nothing changed costs the same at 100 files as at 100,000.
-        try:
-            result = archive.sync(progress=_progress_printer(), quick=True)
-        except OutOfSpace as exc:  # not updated, but the last good cache still answers
-            print(f"relay-search: {exc}", file=sys.stderr)
-            return archive
-        except BaseException:
-            archive.close()
-            raise
-        if result.skipped_lines:
-            print(f"relay-search: skipped {plural(result.skipped_lines, 'unreadable line')}; see `relay-search index --stats`", file=sys.stderr)
-    return archive
-
-
-def _print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-
-
-def cmd_search(args) -> int:
-    with open_archive(args) as archive:
-        hits = archive.search(
-            args.query, limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
-            agent=args.agent, user=args.user, date_from=args.date_from, date_to=args.date_to,
-            sort=args.sort, offset=args.offset, group=args.group,
-        )
-        if args.json:
-            _print_json({"results": [h.to_dict() for h in hits]})
-            return 0
-        if not hits:
-            print(f"No matches for {args.query!r}.", file=sys.stderr)
-            return 0
-        for h in hits:
-            when = _when(h.timestamp)
-            more = f"  (+{h.more_in_session} more in this session)" if h.more_in_session else ""
-            print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}{more}")
-            print(f"    {h.snippet}")
-        return 0
-
-
-def cmd_list(args) -> int:
-    with open_archive(args) as archive:
-        sessions = archive.list_sessions(
-            project=args.project, slug=args.slug, agent=args.agent, user=args.user, date_from=args.date_from,
-            date_to=args.date_to, tags=args.tags, limit=args.limit, offset=args.offset,
-        )
-        if args.json:
-            _print_json(session_list_dict(sessions, slug=args.slug, usage=cli_after.usage_by_session(archive, sessions)))
-            return 0
-        if not sessions:
-            print("No sessions found.", file=sys.stderr)
-            return 0
-        for s in sessions:
-            live = " ●live" if s.is_live else ""
-            when = _when(s.last_timestamp)
-            print(f"{s.ref:<40} {s.agent:<7} {s.project[:24]:<24} {plural(s.turn_count, 'turn'):>10}  {when}{live}")
-            print(f"    {about(s)[:100]}")  # a summary, not the slug again
-        return 0
-
-
-def cmd_show(args) -> int:
-    from core.refs import parse_reference
-
-    with open_archive(args) as archive:
-        parsed = parse_reference(args.ref)
-        if args.handoff:
-            print(archive.reference_block(args.ref))
-            return 0
-        if parsed.turn is not None:
-            turn = archive.read_turn(args.ref)
-            if args.json:
-                _print_json(turn_to_dict(turn))
-            else:
-                print(_turn_text(turn))
-            return 0
-        roles = [r.strip() for r in args.roles.split(",")] if args.roles else None
-        # A terminal reads the whole conversation unless --limit asks for a page: no
-        # default page and no size budget (those bound what an agent is sent).
-        conv = archive.get_conversation(
-            args.ref, session=args.session, roles=roles, offset=args.offset, limit=args.limit, budget=None
-        )
-        if args.json:
-            _print_json(conv.to_dict())
-            return 0
-        print(archive.reference_block(conv.ref))
-        current = None
-        for turn in conv.turns:
-            if turn.session_id != current:
-                current = turn.session_id
-                info = next(s for s in conv.sessions if s.session_id == current)
-                print(f"\n══ session {info.session_number or 1}: {info.session_id} ({plural(info.turn_count, 'turn')}) ══")
-            print(_turn_text(turn))
-        return 0
-
-
-def _when(timestamp: str | None, *, full: bool = False) -> str:
-    """A time as the CLI prints it; "—" when unknown (core.timeutil's one rule)."""
-    if clean_ts(timestamp) is None:
-        return "—"
-    return timestamp if full else timestamp[:16].replace("T", " ")
-
-
-def _turn_text(turn) -> str:
-    lines = [f"\n── turn {turn.number} · {_when(turn.timestamp, full=True)}", f"USER: {turn.user_text}"]
-    if turn.tools_used:
-        lines.append("TOOLS: " + "; ".join(" ".join(str(v) for v in t.values() if v not in (None, "")) for t in turn.tools_used))
-    lines.append(f"ASSISTANT: {turn.assistant_text}")
-    return "\n".join(lines)
-
-
-def cmd_index(args) -> int:
-    from core.api import Archive
-    from core.archive.store import WriterLock
-
-    config = config_from_args(args)
-    holder = WriterLock(config.cache_path).held_by_other()
-    if holder:
-        print(f"relay-search: another relay-search process ({holder}) holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
-    # (verify: `index` checks every byte of the cache, so damage a quick open misses is repaired here)
-    with Archive.open(config, sync=False, lock_wait=max(0.0, args.wait), verify=True) as archive:
-        if not archive.writer:
-            holder = WriterLock(config.cache_path).held_by_other() or holder or "another process"
-            print(f"relay-search: gave up waiting: {holder} still holds the writer lock; nothing was indexed", file=sys.stderr)
-            return EXIT_BUSY
-        if archive.rebuilt:
-            print(archive.rebuilt, file=sys.stderr)
-        if args.rebuild:
-            result = archive.rebuild(progress=_progress_printer())
-        else:
-            result = archive.sync(progress=_progress_printer())
-        archive.compact()
-        if args.stats or args.json:
-            stats = archive.stats()
-            if args.json:
-                _print_json(stats.to_dict())
-                return 0
-            print(f"{plural(stats.sessions, 'session')}, {plural(stats.turns, 'turn')} in {plural(stats.files, 'file')} ({stats.transcript_bytes / 1e6:.1f} MB of transcripts)")
-            print(f"index: {plural(stats.documents, 'document')} in {plural(stats.segments, 'segment')}, {stats.index_bytes / 1e6:.1f} MB at {config.cache_path}")
-            print("agents: " + (", ".join(f"{k} {v}" for k, v in sorted(stats.agents.items())) or "none"))
-            print(f"skipped lines: {stats.skipped_lines}")
-            for path, n in stats.files_with_skips[:20]:
-                print(f"    {n:>5}  {path}  ({stats.reasons_text(path)})")
-            for path, err in stats.errors[:20]:
-                print(f"    error  {path}: {err}")
-        else:
-            print(f"indexed {plural(result.files_read, 'file')}, {result.bytes_read / 1e6:.1f} MB; {plural(len(result.changed_sessions), 'session')} changed")
-        return 0
-
-
-def cmd_tag(args) -> int:
-    with open_archive(args) as archive:
-        archive.set_tags(args.ref, args.tags)
-        print(f"{args.ref}: {', '.join(args.tags) or 'no tags'}")
-        return 0
-
-
-def cmd_mcp(args) -> int:
-    from core.front.serve import run_mcp_stdio
-
-    if args.scope is not None:
-        if getattr(args, "pattern", args.scope) != args.scope:
-            raise BadInput(f"two patterns given ({args.scope!r} and --pattern {args.pattern!r}): give one")
-        args.pattern = args.scope
-
-    # Serve at once: Claude Code times out a slow MCP start; the server syncs in
-    # the background and queries answer from the cache meanwhile.
-    with open_archive(args, sync=False) as archive:
-        run_mcp_stdio(archive)
-    return 0
-
-
-def cmd_serve(args) -> int:
-    from core.front.http_api import check_bind
-    from core.front.serve import run_http
-
-    check_bind(args.host, args.token)
-    with open_archive(args, sync=False) as archive:
-        run_http(archive, args.host, args.port, args.token)
-    return 0
-
-
-def cmd_sync(args) -> int:
-    try:
-        from core.team.sync import run_sync
-    except ImportError:
-        raise BadInput("team sync is not available in this build") from None
-    return run_sync(args, config_from_args(args))
-
-
 def cmd_app(args) -> int:
     config = config_from_args(args)
     try:
@@ -410,12 +131,6 @@ def _print_overview(config: Config) -> int:
         for s in archive.list_sessions(limit=20):
             print(f"{s.ref:<40} {s.project:<20} {plural(s.turn_count, 'turn'):>10}  {about(s)[:60]}")
     return 0
-
-
-COMMANDS = {
-    "search": cmd_search, "list": cmd_list, "show": cmd_show, "index": cmd_index, "tag": cmd_tag,
-    "mcp": cmd_mcp, "serve": cmd_serve, "sync": cmd_sync, **cli_after.COMMANDS,
-}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

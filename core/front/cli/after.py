@@ -1,7 +1,6 @@
 """``relay-search resume | export | usage``: what people do after finding a conversation.
 
-Kept apart from :mod:`core.front.cli` (which only registers these parsers and
-handlers); each command is a thin layer over one core module:
+Each command is a thin layer over one core module:
 :mod:`core.outputs.resume`, :mod:`core.outputs.export`, :mod:`core.outputs.usage`.
 """
 
@@ -16,22 +15,28 @@ from typing import TYPE_CHECKING
 
 from core.errors import BadInput
 
+from .common import config_from_args, open_archive, print_json
+
 if TYPE_CHECKING:
     from core.outputs.usage import Totals, UsageReport
 
 
-def add_parsers(sub, common: argparse.ArgumentParser) -> None:
+def add_resume(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("resume", parents=[common], help="print (or --exec) the command that resumes a session in its agent")
     p.add_argument("ref", help="session id, slug (its latest session), slug#N, …")
     p.add_argument("--exec", action="store_true", help="run it now, in the session's directory")
     p.add_argument("--json", action="store_true")
 
+
+def add_export(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("export", parents=[common], help="export a session, chain, range or turn to Markdown, HTML or JSON")
     p.add_argument("ref")
     p.add_argument("--format", choices=("md", "html", "json"), default="md")
     p.add_argument("-o", "--output", metavar="FILE|DIR", help="default: a file in the current directory")
     p.add_argument("--thinking", action="store_true", help="include the model's thinking")
 
+
+def add_usage(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("usage", parents=[common], help="token usage and estimated cost")
     # no argparse choices: core.outputs.usage checks --by (its one-line error lists them), and
     # building the parser for every command must not import the usage module
@@ -44,12 +49,10 @@ def add_parsers(sub, common: argparse.ArgumentParser) -> None:
 
 
 def cmd_resume(args) -> int:
-    from . import _print_json, open_archive
-
     with open_archive(args) as archive:
         plan = archive.resume_plan(args.ref)
     if args.json:
-        _print_json(plan.to_dict())
+        print_json(plan.to_dict())
         return 0
     if plan.command is None:
         print(f"relay-search: {plan.reason}", file=sys.stderr)
@@ -73,8 +76,6 @@ def cmd_resume(args) -> int:
 def cmd_export(args) -> int:
     from core.outputs import export
 
-    from . import config_from_args, open_archive
-
     config = config_from_args(args)
     roots = [config.claude_projects, config.codex_home, config.gemini_home, config.ash_home]
     with open_archive(args) as archive:
@@ -87,12 +88,10 @@ def cmd_export(args) -> int:
 
 
 def cmd_usage(args) -> int:
-    from . import _print_json, open_archive
-
     with open_archive(args) as archive:
         report = archive.usage_report(by=args.by, date_from=args.date_from, date_to=args.date_to, project=args.project, agent=args.agent)
     if args.json:
-        _print_json(report.to_dict())
+        print_json(report.to_dict())
         return 0
     print(format_report(report))
     return 0
@@ -136,4 +135,8 @@ def _row(label: str, t: Totals) -> list[str]:
     return [label, human(t.input), human(t.output), human(t.cache_creation), human(t.cache_read), human(t.total), cost]
 
 
-COMMANDS = {"resume": cmd_resume, "export": cmd_export, "usage": cmd_usage}
+COMMANDS = {
+    "resume": (add_resume, cmd_resume),
+    "export": (add_export, cmd_export),
+    "usage": (add_usage, cmd_usage),
+}

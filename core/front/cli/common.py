@@ -1,0 +1,74 @@
+"""What every command group shares: the config from the arguments, the store it opens, JSON out.
+
+A one-shot command opens the store, syncs what changed (trusting directory mtimes) and
+answers; the progress bar shows only on a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from core.config import Config
+from core.errors import OutOfSpace
+from core.views import Progress
+from core.words import plural
+
+INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
+EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
+
+
+def config_from_args(args: argparse.Namespace, env=None) -> Config:
+    if getattr(args, "demo", False):  # every subcommand reads the demo's own HOME
+        from core.fixtures.demo import demo_environment
+
+        env = demo_environment(refresh=args.command is None)
+    return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
+
+
+def progress_printer() -> callable | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(p: Progress) -> None:
+        if not p.total_bytes:
+            return
+        done = p.done_bytes / p.total_bytes
+        bar = "█" * int(done * 30)
+        sys.stderr.write(f"\rindexing {bar:<30} {done:4.0%}  {p.done_files}/{p.total_files} files")
+        if p.done_files >= p.total_files:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def open_archive(args: argparse.Namespace, *, sync: bool = True):
+    """The store the command reads: the team store for ``--store``/RELAY_SEARCH_STORE, else embedded."""
+    from core.team import open_store
+
+    config = config_from_args(args)
+    archive = open_store(config, getattr(args, "store", None), progress=progress_printer())
+    if archive.rebuilt:
+        print(archive.rebuilt, file=sys.stderr)
+    if sync:
+        # One-shot commands trust directory mtimes (core/sources/discovery.py): a call with
+        # nothing changed costs the same at 100 files as at 100,000.
+        try:
+            result = archive.sync(progress=progress_printer(), quick=True)
+        except OutOfSpace as exc:  # not updated, but the last good cache still answers
+            print(f"relay-search: {exc}", file=sys.stderr)
+            return archive
+        except BaseException:
+            archive.close()
+            raise
+        if result.skipped_lines:
+            print(f"relay-search: skipped {plural(result.skipped_lines, 'unreadable line')}; see `relay-search index --stats`", file=sys.stderr)
+    return archive
+
+
+def print_json(data) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+

@@ -1,0 +1,98 @@
+"""``relay-search index | tag | sync``: the cache and what it holds.
+
+``index`` waits for another writer (at most ``--wait`` seconds, then exit 75) and checks
+every byte of the cache; ``tag`` writes a session's tags; ``sync`` pushes parsed sessions
+to a team store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.errors import BadInput
+from core.words import plural
+
+from .common import EXIT_BUSY, INDEX_LOCK_WAIT, config_from_args, open_archive, print_json, progress_printer
+
+
+def add_index(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("index", parents=[common], help="update the index; --stats to describe it")
+    p.add_argument("--stats", action="store_true")
+    p.add_argument("--rebuild", action="store_true")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--wait", type=float, default=INDEX_LOCK_WAIT, metavar="SECONDS", help=f"while another process writes the cache, wait this long for it (default {INDEX_LOCK_WAIT:g}; then exit {EXIT_BUSY})")
+
+
+def add_tag(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("tag", parents=[common], help="set a session's tags (none: clear)")
+    p.add_argument("ref")
+    p.add_argument("tags", nargs="*")
+
+
+def add_sync(sub, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser("sync", parents=[common], help="push parsed sessions to a team PostgreSQL store")
+    p.add_argument("--to", dest="target", required=False, metavar="URL")
+    p.add_argument("--user", default=None)
+    p.add_argument("--watch", action="store_true")
+
+
+def cmd_index(args) -> int:
+    from core.api import Archive
+    from core.archive.store import WriterLock
+
+    config = config_from_args(args)
+    holder = WriterLock(config.cache_path).held_by_other()
+    if holder:
+        print(f"relay-search: another relay-search process ({holder}) holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
+    # (verify: `index` checks every byte of the cache, so damage a quick open misses is repaired here)
+    with Archive.open(config, sync=False, lock_wait=max(0.0, args.wait), verify=True) as archive:
+        if not archive.writer:
+            holder = WriterLock(config.cache_path).held_by_other() or holder or "another process"
+            print(f"relay-search: gave up waiting: {holder} still holds the writer lock; nothing was indexed", file=sys.stderr)
+            return EXIT_BUSY
+        if archive.rebuilt:
+            print(archive.rebuilt, file=sys.stderr)
+        if args.rebuild:
+            result = archive.rebuild(progress=progress_printer())
+        else:
+            result = archive.sync(progress=progress_printer())
+        archive.compact()
+        if args.stats or args.json:
+            stats = archive.stats()
+            if args.json:
+                print_json(stats.to_dict())
+                return 0
+            print(f"{plural(stats.sessions, 'session')}, {plural(stats.turns, 'turn')} in {plural(stats.files, 'file')} ({stats.transcript_bytes / 1e6:.1f} MB of transcripts)")
+            print(f"index: {plural(stats.documents, 'document')} in {plural(stats.segments, 'segment')}, {stats.index_bytes / 1e6:.1f} MB at {config.cache_path}")
+            print("agents: " + (", ".join(f"{k} {v}" for k, v in sorted(stats.agents.items())) or "none"))
+            print(f"skipped lines: {stats.skipped_lines}")
+            for path, n in stats.files_with_skips[:20]:
+                print(f"    {n:>5}  {path}  ({stats.reasons_text(path)})")
+            for path, err in stats.errors[:20]:
+                print(f"    error  {path}: {err}")
+        else:
+            print(f"indexed {plural(result.files_read, 'file')}, {result.bytes_read / 1e6:.1f} MB; {plural(len(result.changed_sessions), 'session')} changed")
+        return 0
+
+
+def cmd_tag(args) -> int:
+    with open_archive(args) as archive:
+        archive.set_tags(args.ref, args.tags)
+        print(f"{args.ref}: {', '.join(args.tags) or 'no tags'}")
+        return 0
+
+
+def cmd_sync(args) -> int:
+    try:
+        from core.team.sync import run_sync
+    except ImportError:
+        raise BadInput("team sync is not available in this build") from None
+    return run_sync(args, config_from_args(args))
+
+
+COMMANDS = {
+    "index": (add_index, cmd_index),
+    "tag": (add_tag, cmd_tag),
+    "sync": (add_sync, cmd_sync),
+}
