@@ -17,6 +17,8 @@ from pathlib import Path
 
 import orjson
 
+Progress = Callable[[int, int], None]  # (done, total) in whatever unit the system counts
+
 # ---------------------------------------------------------------------------------------
 # Processes and memory
 

@@ -20,8 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from bench.harness import dir_size
-from bench.systems import Progress
+from bench.harness import Progress, dir_size
 
 
 def relay_env(root: Path, cache_root: Path) -> dict[str, str]:

@@ -7,14 +7,12 @@ measurement code is the same for relay-search and the original design.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
 from bench import baseline
-from bench.harness import dir_size
+from bench.harness import Progress, dir_size
 
-Progress = Callable[[int, int], None]  # (done, total) in whatever unit the system counts
 
 
 class SearchSystem(Protocol):
