@@ -29,7 +29,7 @@ if __package__ in (None, ""):
 from core.api import Archive
 from core.budget import RESULT_BUDGET
 from core.config import Config
-from core.front.mcp_server import build_server
+from core.front.mcp import build_server
 
 
 async def measure(home: Path, limit: int | None) -> list[tuple[int, str]]:

@@ -25,7 +25,7 @@ from core.budget import DEFAULT_TURNS, RESULT_BUDGET
 from core.config import Config
 from core.fixtures.claude import ClaudeTranscript, stable_uuid
 from core.front.http_api import build_http_app
-from core.front.mcp_server import build_server
+from core.front.mcp import build_server
 
 from .test_mcp import S1, S2, S3, SLUG, SOLO, T0, relay_search_mcp, write_corpus
 

@@ -24,7 +24,7 @@ from mcp.client.stdio import StdioServerParameters
 from core.api import Archive
 from core.config import Config
 from core.fixtures.claude import ClaudeTranscript, stable_uuid
-from core.front.mcp_server import build_server
+from core.front.mcp import build_server
 
 T0 = datetime(2025, 6, 1, 9, 0, tzinfo=timezone.utc)
 WEB = "/home/gbr/work/001-sites/diff-website"

@@ -16,7 +16,7 @@ import httpx
 from mcp import Client
 
 from core.front.http_api import build_http_app
-from core.front.mcp_server import build_server
+from core.front.mcp import build_server
 
 from .hostile_support import cli_json, exchange, record, run_cli
 from .support import open_archive

@@ -275,7 +275,7 @@ def test_mcp_search_params(archive, home):
     import anyio
     from mcp import Client
 
-    from core.front.mcp_server import build_server
+    from core.front.mcp import build_server
 
     async def go():
         async with Client(build_server(archive)) as client:

@@ -19,7 +19,7 @@ from mcp import Client
 from core.api import Archive
 from core.errors import BadInput, NotFound
 from core.fixtures.demo import CHAIN_SLUG, write_demo_corpus
-from core.front.mcp_server import build_server
+from core.front.mcp import build_server
 from core.team.store import TeamArchive
 
 from .test_team_support import BOB_INGRESS, BOB_SLUGGED, Team, new_database, open_local, open_team, push

@@ -258,7 +258,7 @@ def test_list_json_and_session_statistics_carry_the_session_usage(small: Path) -
 async def test_get_session_statistics_returns_tokens_and_estimated_cost(small: Path) -> None:
     from mcp.client import Client
 
-    from core.front.mcp_server import build_server
+    from core.front.mcp import build_server
 
     from .support import open_archive
 

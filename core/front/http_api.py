@@ -34,7 +34,8 @@ from core.arguments import not_boolean, not_integer, out_of_bounds
 from core.errors import BadInput, RelayError
 from core.views import session_list_dict, session_message_dict
 
-from .mcp_server import _scoped, build_server
+from .mcp import build_server
+from .mcp.common import _scoped
 
 if TYPE_CHECKING:
     from core.api import Archive

@@ -43,7 +43,7 @@ def go_live(archive: Archive) -> None:
 
 def run_mcp_stdio(archive: Archive) -> None:
     """Serve the MCP tools over stdin/stdout until the client closes the pipe."""
-    from .mcp_server import build_server
+    from .mcp import build_server
 
     log_to_stderr(logging.WARNING)
     server = build_server(archive)
