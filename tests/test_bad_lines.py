@@ -270,10 +270,10 @@ def test_a_parser_failure_nobody_foresaw_costs_that_file_only(tmp_path, monkeypa
 def test_a_record_failure_nobody_foresaw_costs_that_line_only(tmp_path, monkeypatch):
     """Inside an adapter, one record that fails in a way nobody foresaw is one
     skipped line ("unreadable record"), for the indexer and the reader alike."""
-    from core.sources import ash, codex, gemini
+    from core.sources import ash, codex_parser, gemini
 
     corpus = build_corpus(tmp_path)
-    for module in (codex, gemini, ash):
+    for module in (codex_parser, gemini, ash):
         original = module.parts_text if module is not ash else module.message_text
 
         def fragile(value, _original=original):
