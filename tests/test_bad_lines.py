@@ -270,18 +270,18 @@ def test_a_parser_failure_nobody_foresaw_costs_that_file_only(tmp_path, monkeypa
 def test_a_record_failure_nobody_foresaw_costs_that_line_only(tmp_path, monkeypatch):
     """Inside an adapter, one record that fails in a way nobody foresaw is one
     skipped line ("unreadable record"), for the indexer and the reader alike."""
-    from core.sources import ash, codex, gemini
+    from core.sources import ash_entries, codex_parser, gemini
 
     corpus = build_corpus(tmp_path)
-    for module in (codex, gemini, ash):
-        original = module.parts_text if module is not ash else module.message_text
+    for module in (codex_parser, gemini, ash_entries):
+        original = module.parts_text if module is not ash_entries else module.message_text
 
         def fragile(value, _original=original):
             if "fossa" in str(value) or "hoopoe" in str(value) or "jacana" in str(value):
                 raise RuntimeError("unforeseen")
             return _original(value)
 
-        monkeypatch.setattr(module, "parts_text" if module is not ash else "message_text", fragile)
+        monkeypatch.setattr(module, "parts_text" if module is not ash_entries else "message_text", fragile)
     with open_archive(tmp_path) as archive:
         for name, word in (("codex", "fossa"), ("gemini", "hoopoe"), ("ash", "jacana")):
             corpus.words[name].remove(word)
