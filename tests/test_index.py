@@ -197,3 +197,29 @@ def test_a_big_sync_gives_the_writers_page_cache_back(demo_home, monkeypatch):
         assert archive.search("watchdog")  # and the index is whole
     finally:
         archive.close()
+
+
+def test_index_size_survives_a_segment_deleted_while_it_is_counted(tmp_path, monkeypatch):
+    """A background merge deletes a retired segment while stats() walks the cache
+    (it failed test_poison_appended_under_a_running_watcher once): that file counts as
+    nothing, every other file still counts, and nothing raises."""
+    import os
+
+    from core.query import stats
+
+    segments = tmp_path / "segments"
+    (segments / "seg-1").mkdir(parents=True)
+    (segments / "seg-1" / "postings.npy").write_bytes(b"x" * 100)
+    (segments / "seg-1" / "retired.npy").write_bytes(b"x" * 1000)
+    catalog = tmp_path / "catalog.sqlite"
+    catalog.write_bytes(b"y" * 10)
+    real_stat = os.stat
+
+    def stat_after_a_merge(path, *args, **kwargs):
+        if str(path).endswith("retired.npy"):  # listed, then deleted by the merge before its stat
+            os.unlink(path)
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(stats.os, "stat", stat_after_a_merge)
+    assert stats.bytes_on_disk([segments, catalog]) == 110
+    assert stats.bytes_on_disk([tmp_path / "gone", catalog]) == 10

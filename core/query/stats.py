@@ -8,6 +8,7 @@ store reports its own (:meth:`core.team.store.TeamArchive.stats`).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from core.archive.catalog import Catalog
@@ -26,8 +27,7 @@ def index_stats(lib: Library, catalog: Catalog, snapshot: Snapshot | None, scope
     if not scope.everything:
         files = [f for f in files if f["file_id"] in lib.files]
         documents = _count_docs(catalog.db, list(lib.files)) if snapshot else 0
-    own = [cache / SEGMENTS_DIR, *(p for p in cache.glob("catalog.sqlite*"))]
-    index_bytes = sum(p.stat().st_size for top in own for p in ([top] if top.is_file() else top.rglob("*")) if p.is_file())
+    index_bytes = bytes_on_disk([cache / SEGMENTS_DIR, *cache.glob("catalog.sqlite*")])
     agents: dict[str, int] = {}
     for s in lib.sessions.values():
         agents[s.agent] = agents.get(s.agent, 0) + 1
@@ -45,6 +45,24 @@ def index_stats(lib: Library, catalog: Catalog, snapshot: Snapshot | None, scope
         agents=agents,
         skip_reasons={display_text(f["path"]): json.loads(f["skip_reasons"]) for f in files if f["skip_reasons"]},
     )
+
+
+def bytes_on_disk(tops: list[Path]) -> int:
+    """The bytes of these files and of every file under these dirs, as they are now.
+
+    A background merge deletes retired segments while this walks them: a file or dir
+    gone between listing and stat counts as nothing instead of failing the whole
+    report (``os.walk`` skips a dir it can no longer list).
+    """
+    total = 0
+    for top in tops:
+        files = [str(top)] if top.is_file() else (os.path.join(d, n) for d, _, names in os.walk(top) for n in names)
+        for path in files:
+            try:
+                total += os.stat(path).st_size
+            except FileNotFoundError:
+                continue
+    return total
 
 
 def _count_docs(db, file_ids: list[int]) -> int:
