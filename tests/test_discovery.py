@@ -117,9 +117,9 @@ def test_quick_sync_with_nothing_changed_looks_at_no_file(tmp_path: Path) -> Non
         indexer = archive.indexer
         before = discovery.recorded_dirs(archive.catalog.db)
         assert str(root) in before and all(str(p.parent) in before for p in paths)
-        scan = discovery.scan(indexer._roots(), before)
+        scan = discovery.scan(indexer.planner.roots(), before)
         assert not scan.changed
-        known, candidates = indexer._quick_candidates(scan)
+        known, candidates = indexer.planner.quick_candidates(scan)
         assert known == {} and candidates == []
         assert archive.sync(quick=True).files_read == 0
 

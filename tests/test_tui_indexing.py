@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 
 import core.archive.indexer as indexer_module
+import core.archive.planning as planning
 from core.archive.indexer import Indexer
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
@@ -78,7 +79,7 @@ def test_a_cold_index_reads_the_newest_sessions_first(tmp_path):
         job("a/new/subagents/agent-1.jsonl", 2, parent="new"),
         job("b/mid.jsonl", 2, session="mid"),
     ]
-    chunks = indexer_module._chunks(jobs, chunk_bytes=1000, first_bytes=15)
+    chunks = planning.plan_chunks(jobs, chunk_bytes=1000, first_bytes=15)
     order = [j.file.path.name for chunk in chunks for j in chunk]
     assert order == ["new.jsonl", "agent-1.jsonl", "mid.jsonl", "old.jsonl"]
     assert [len(c) for c in chunks] == [2, 2]  # the first chunk is small; a session stays in one chunk

@@ -3,15 +3,18 @@
 A chain is every main session sharing a slug, oldest first; a session's number is
 its 1-based position. A slug-less session that provably continues another (the
 indexer records the link from ``summary.leafUuid`` or replayed record uuids) joins
-that session's chain.
+that session's chain. A chain's sessions get their numbers, the chain its name (its
+slug, or a slug-less chain's first id prefix) and each session its reference.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from core.model import SessionInfo
+from core.refs import MIN_PREFIX, format_reference
 
 _RANGE_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 
@@ -72,3 +75,39 @@ def _effective_key(session_id: str, continues: Mapping[str, str], slugs: Mapping
             return f"root:{current}"
         seen.add(current)
         current = nxt
+
+
+def number_chain(key: str, members: list[SessionInfo], names: dict[str, str]) -> list[SessionInfo]:
+    """A chain's sessions (oldest first) with their numbers, chain name and references.
+
+    ``names`` (name → chain key) gets the name of a slug-less chain of several sessions.
+    The lazy one-chain path passes an empty dict: it cannot see the other chains, so a
+    name taken by two chains (two first ids sharing 8 characters) is not lengthened there.
+    """
+    chain_slug = key[5:] if key.startswith("slug:") else None
+    name = chain_slug or (unslugged_name(members[0].session_id, names) if len(members) > 1 else None)
+    if name and not chain_slug:
+        names[name] = key
+    numbered = []
+    for number, info in enumerate(members, start=1):
+        slug = info.slug or chain_slug
+        numbered.append(
+            replace(
+                info,
+                slug=slug,
+                chain_name=name,
+                session_number=number,
+                chain_length=len(members),
+                ref=format_reference(slug=name, session_id=info.session_id, numbers=[number], chain_length=len(members)),
+            )
+        )
+    return numbered
+
+
+def unslugged_name(first_id: str, taken: dict[str, str]) -> str:
+    """A slug-less chain's name: its first session's id prefix (8 characters, longer
+    if another chain already has that name), so ``0fae0449#1-2`` can address it."""
+    length = MIN_PREFIX
+    while first_id[:length] in taken and length < len(first_id):
+        length += 1
+    return first_id[:length] if first_id[:length] not in taken else first_id

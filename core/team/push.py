@@ -164,7 +164,7 @@ class Pusher:
         row = {"file_id": entry.file_id, "replay_of": f["replay_of"], "inode": -1, "offset": 0, "size": -1, "mtime_ns": -1, "state": None}
         if remote and remote["session_id"] == sid and remote["kind"] == f["kind"] and remote["replay_key"] == replay_key:
             row.update(inode=remote["inode"], offset=remote["read_offset"], size=remote["size"], mtime_ns=remote["mtime_ns"], state=remote["state"])
-        job = self.archive.indexer._job_for(source, row, entry.file_id)
+        job = self.archive.indexer.planner.job_for(source, row, entry.file_id)
         if job is None:
             return None
         # Numbered from 0 and read as if primary: the store keeps each file's own
