@@ -3,22 +3,19 @@
 :class:`Archive` owns the cache (catalog + segments), keeps the searcher's snapshot
 current, and answers queries from whatever snapshot is published: a query never
 waits for indexing. Results are model objects with ``to_dict()`` in the MCP shapes.
-The work behind each call is delegated (:mod:`core.query.searching`, :mod:`core.query.resolving`,
-:mod:`core.query.filters`, :mod:`core.archive.upkeep`, :mod:`core.query.answers`, …); what stays
-here is checking arguments, the cache's state, and the glue.
+The work behind each call is delegated (:mod:`core.archive.opening`, :mod:`core.archive.upkeep`,
+:mod:`core.query.searching`, :mod:`core.query.read_calls`, :mod:`core.outputs.archive_usage`, …); what
+stays here is checking arguments, the cache's state, and the glue.
 """
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from pathlib import Path
 
-from core.archive import usage_records
-from core.archive.catalog import CatalogError, disk_full_is_an_error, is_damage
+from core.archive import opening, usage_records
 from core.archive.indexer import Indexer
 from core.archive.library import Library
 from core.archive.scope import Scope
@@ -28,36 +25,21 @@ from core.archive.turns import build_turns
 from core.archive.upkeep import Upkeep
 from core.index.bm25 import Snapshot
 from core.index.segment import SegmentError
-from core.outputs import handoff, resume, usage
-from core.query import (
-    answers,
-    coverage,
-    resolving,
-    searching,
-)
-from core.query import (
-    execute as query_exec,
-)
-from core.query import (
-    filters as session_filters,
-)
-from core.query import (
-    syntax as query_syntax,
-)
+from core.outputs import archive_usage, handoff, resume, usage
+from core.query import answers, coverage, read_calls, resolving, searching
+from core.query import execute as query_exec
+from core.query import filters as session_filters
+from core.query.execute import check_limit as _check_limit
 from core.query.reading import MessageReader
 from core.query.stats import index_stats
-from core.query.streams import chronological, stitched
 
-from .arguments import out_of_bounds
 from .budget import DEFAULT_TURNS, RESULT_BUDGET
 from .config import Config
-from .errors import BadInput, NotFound
+from .errors import BadInput
 from .model import Message, SearchHit, SessionInfo, Turn
 from .timeutil import parse_user_time
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
-from .words import plural
 
-MAX_LIMIT = 500
 MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 
 
@@ -73,10 +55,7 @@ class Archive:
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
         self.writer = writer and self._lock.acquire(lock_wait)
-        if not self.writer and not (self.cache / "catalog.sqlite").exists():
-            self._wait_for_writer()
-        with disk_full_is_an_error():
-            catalog, self.rebuilt = open_catalog(self.cache, writer=self.writer, verify=verify)
+        catalog, self.rebuilt = opening.open_cache(self.cache, writer=self.writer, verify=verify)
         self.tags = TagStore(config.data_path)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None
@@ -84,17 +63,9 @@ class Archive:
         self._library_lock = threading.Lock()
         self._upkeep = Upkeep(self)  # syncing, watching, listeners
         self._attach(catalog)
-        if self.writer:
-            self.indexer.remove_orphan_segments()
-        try:
-            self._publish(self.indexer.load_snapshot(verify=verify))
-        except (OSError, ValueError, CatalogError, SegmentError, sqlite3.DatabaseError) as exc:
-            if isinstance(exc, sqlite3.DatabaseError) and not is_damage(exc):
-                raise  # (locked, or a full disk: not a reason to throw the cache away)
-            if not self.writer:
-                raise CatalogError(f"cannot read the cache another relay-search process writes: {exc}") from exc
-            self.rebuilt = f"relay-search: rebuilding the cache ({exc})"
-            self._wipe()
+        rebuilt = opening.publish_first_snapshot(self.indexer, self._publish, self._wipe, writer=self.writer, verify=verify)
+        if rebuilt is not None:
+            self.rebuilt = rebuilt
 
     def _attach(self, catalog) -> None:
         self.catalog = catalog
@@ -107,12 +78,6 @@ class Archive:
         wipe_cache(self.cache)
         self._attach(open_catalog(self.cache, writer=True)[0])
         self._publish(self.indexer.load_snapshot())
-
-    def _wait_for_writer(self) -> None:
-        """Another process is creating the cache right now: wait briefly for it."""
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not (self.cache / "catalog.sqlite").exists():
-            time.sleep(0.05)
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -131,14 +96,7 @@ class Archive:
         """``lock_wait``: seconds to wait for the writer lock (else open read-only at once).
         ``verify``: check every byte of the cache (checksums), not only sizes and shapes."""
         archive = cls(config, writer=not read_only, now=now, lock_wait=lock_wait, verify=verify)
-        try:
-            if sync:
-                archive.sync(progress=progress)
-            elif not archive.writer or archive.catalog.files(("file_id",), "LIMIT 1"):
-                archive._upkeep.first_index.set()
-        except BaseException:
-            archive.close()  # (the writer lock with it: a retry must be able to take it)
-            raise
+        opening.first_sync(archive, sync=sync, progress=progress)
         return archive
 
     def sync_in_background(self, progress: Callable[[Progress], None] | None = None) -> threading.Thread:
@@ -269,24 +227,8 @@ class Archive:
         query_exec.check_paging(offset, sort, group)
         ts_from = parse_user_time(date_from, name="date_from", now=self._now())  # bad input is an error even when nothing matches
         ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=self._now())
-        lib = self.library
-        snapshot = self._snapshot
-        parsed = query_syntax.parse(query or "", typing=typing)
-        if not parsed or snapshot is None:
-            return []
-        allowed = None
-        if project or slug or session_id or agent or user or tags:
-            sessions = self._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, tags=tags)
-            if session_id:
-                wanted = {s.session_id for s in self.resolve(session_id).sessions}
-                sessions = [s for s in sessions if s.session_id in wanted]
-            allowed = lib.file_ids_for(s.session_id for s in sessions)
-        elif not self.scope.everything:
-            allowed = lib.in_scope_file_ids()
-        if allowed is not None and not allowed:
-            return []
-        return searching.search(
-            snapshot, lib, searching.CatalogPassages(self.catalog), parsed, allowed,
+        return searching.archive_search(
+            self, query, typing=typing, project=project, slug=slug, session_id=session_id, agent=agent, user=user, tags=tags,
             limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets,
         )  # fmt: skip
 
@@ -360,14 +302,7 @@ class Archive:
 
     def read_turn(self, ref: str, turn_number: int | None = None, *, budget: int | None = RESULT_BUDGET) -> Turn:
         """One turn of one session (a chain, a range or a conflicting turn_number is refused)."""
-        resolved = self.resolve(ref)
-        number = coverage.turn_number(resolved, turn_number)
-        info = coverage.one_session(resolved, "read_turn")
-        turns = self.turns(info)
-        if number < 0 or number >= len(turns):
-            raise NotFound(f"Turn {number} out of range (session has {plural(max(info.turn_count, len(turns)), 'turn')})")
-        turn_ref = coverage.ref_for((info,), resolved.chain, single=resolved.single, turn=number)
-        return answers.clipped_turn(replace(turns[number], ref=turn_ref), budget)
+        return read_calls.read_turn(self, ref, turn_number, budget=budget)
 
     def get_conversation(
         self,
@@ -386,33 +321,21 @@ class Archive:
         if limit is not None:
             _check_limit(limit)
         answers.check_roles(roles)
-        resolved = self.resolve(ref)
-        sessions = coverage.pick_sessions(resolved, session)
-        turns = [t for info in sessions for t in self.turns(info)]
-        turns = answers.selected_turns(turns, turn=resolved.turn, around_timestamp=around_timestamp, roles=roles)
-        covered = coverage.ref_for(sessions, resolved.chain, single=resolved.single, turn=resolved.turn)
-        return answers.conversation_page(sessions, turns, ref=covered, offset=offset, limit=limit, budget=budget)
+        return read_calls.conversation(
+            self, ref, session=session, around_timestamp=around_timestamp, roles=roles, offset=offset, limit=limit, budget=budget
+        )
 
     def get_message_context(
         self, ref: str, sequence: int, *, before: int = 5, after: int = 5, include_tool_outputs: bool = True,
         budget: int | None = RESULT_BUDGET,
     ) -> MessageContext:  # fmt: skip
         """A message and its neighbours in the session's time order (subagents interleaved)."""
-        resolved = self.resolve(ref)
-        info = coverage.one_session(resolved, "get_message_context")
-        messages = chronological(self.reader.session(self.library.files_of(info.session_id)))
-        covered = coverage.ref_for((info,), resolved.chain, single=resolved.single)
-        return answers.message_context(
-            messages, sequence, before=before, after=after, include_tool_outputs=include_tool_outputs, info=info,
-            ref=covered, budget=budget,
-        )  # fmt: skip
+        options = {"before": before, "after": after, "include_tool_outputs": include_tool_outputs, "budget": budget}
+        return read_calls.message_context(self, ref, sequence, **options)
 
     def message_sessions(self, ref: str) -> tuple[str, tuple[SessionInfo, ...]]:
         """(the ref covered, the sessions) a messages call streams: a session, a range or a chain."""
-        resolved = self.resolve(ref)
-        if resolved.turn is not None:
-            raise BadInput(f"{ref!r} names a turn; the messages API streams sessions (use read_turn for a turn)")
-        return coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single), resolved.sessions
+        return read_calls.message_sessions(self, ref)
 
     def iter_session_messages(self, ref: str, *, since: str | None = None, include_tools: bool = False, include_thinking: bool = False) -> Iterator[Message]:
         """Messages of a session, range or chain, streamed (SPEC §5 get_session_messages).
@@ -421,20 +344,7 @@ class Archive:
         happened). Several: session after session, each after a boundary marker.
         ``since`` is strictly after, on that same order.
         """
-        _, sessions = self.message_sessions(ref)
-        threshold = parse_user_time(since, name="since")
-        lib = self.library
-        plan = []
-        for info in sessions:
-            own = coverage.ref_for((info,), lib.chain(info.session_id)) if len(sessions) > 1 else info.session_id
-            plan.append((info, own, [self.reader.iter_file(f) for f in lib.files_of(info.session_id)]))
-
-        def keep(message: Message) -> bool:
-            if message.type in ("tool_use", "tool_result") and not include_tools:
-                return False
-            return message.type != "thinking" or include_thinking
-
-        return stitched(plan, since=threshold, keep=keep, markers=len(sessions) > 1)
+        return read_calls.iter_messages(self, ref, since=since, include_tools=include_tools, include_thinking=include_thinking)
 
     def session_messages_page(
         self, ref: str, *, since: str | None = None, include_tools: bool = False, include_thinking: bool = False,
@@ -443,35 +353,22 @@ class Archive:
         """One budget-sized page of :meth:`iter_session_messages` (the MCP tool's answer)."""
         if offset < 0:
             raise BadInput("offset must be 0 or more")
-        covered, sessions = self.message_sessions(ref)
         options = {"since": since, "include_tools": include_tools, "include_thinking": include_thinking}
-        stream = list(self.iter_session_messages(ref, **options))
-        return answers.messages_page(stream, sessions, ref=covered, offset=offset, budget=budget)
+        return read_calls.messages_page(self, ref, **options, offset=offset, budget=budget)
 
     def session_statistics(self, ref: str) -> dict:
         """Counts and token usage over every session the reference names (a session, a range, a chain)."""
-        resolved = self.resolve(ref)
-        if resolved.turn is not None:
-            raise BadInput(f"{ref!r} names a turn; statistics cover sessions (drop the :{resolved.turn})")
-        covered = coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single)
-        lib = self.library
-        stats = answers.statistics(resolved.sessions, lambda s: self.reader.session(lib.files_of(s.session_id)), ref=covered)
-        per_session = self.sessions_usage([s.session_id for s in resolved.sessions])
-        stats["usage"] = usage.combined(per_session.values()).to_dict()
-        return stats
+        return archive_usage.session_statistics(self, ref)
 
     # --- token usage and resuming (core.outputs.usage, core.outputs.resume do the work) --------------------
 
     def _usage_source(self) -> tuple[list[usage_records.Record], dict[int, usage.Owner]]:
         """Each API response once, and who owns each file (the team view reads its store)."""
-        lib = self.library
-        owners = usage.owners(self.catalog.files(("file_id", "agent", "session_id", "project_key")), lib.sessions)
-        return usage_records.catalog_records(self.catalog, lib.generation), owners
+        return archive_usage.catalog_source(self.catalog, self.library)
 
     def usage_report(self, *, by: str = "day", date_from: str | None = None, date_to: str | None = None,
                      project: str | None = None, agent: str | None = None) -> usage.UsageReport:
-        records, owners = self._usage_source()
-        return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent)
+        return archive_usage.usage_report(self, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent)
 
     def sessions_usage(self, session_ids: Iterable[str]) -> dict[str, usage.Totals]:
         """Tokens and estimated cost per session: every file of its id (subagents, pings)."""
@@ -479,8 +376,7 @@ class Archive:
 
     def session_usage(self, ref: str) -> usage.Totals:
         """Token usage of every session ``ref`` names (a session, a range or a chain)."""
-        ids = [s.session_id for s in self.resolve(ref).sessions]
-        return usage.combined(self.sessions_usage(ids).values())
+        return archive_usage.session_usage(self, ref)
 
     def resume_plan(self, ref: str) -> resume.ResumePlan:
         """The command that resumes ``ref`` in its agent (core.outputs.resume)."""
@@ -502,8 +398,3 @@ class Archive:
         """What is indexed, within this process's scope (index size and segments: the shared cache's)."""
         return index_stats(self.library, self.catalog, self._snapshot, self.scope, self.cache)
 
-
-def _check_limit(limit: int) -> int:
-    if not isinstance(limit, int) or limit < 1 or limit > MAX_LIMIT:
-        raise BadInput(out_of_bounds("limit", limit, 1, MAX_LIMIT))
-    return limit

@@ -3,7 +3,8 @@
 :mod:`core.query.syntax` says what a query means; this module turns that into the
 ranked documents of a :class:`~core.index.bm25.Snapshot` and cuts the hit list into
 pages or per-session groups. ``Archive.search`` (and the team store) delegate here,
-so every front end pages, groups and sorts the same way.
+so every front end pages, groups and sorts the same way; the bounds of a page
+(:func:`check_paging`, :func:`check_limit`) hold for the listing calls too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from core.arguments import out_of_bounds
 from core.errors import BadInput
 from core.index.bm25 import Hit, Snapshot
 from core.index.tokenize import default_tokenizer, term_id
@@ -25,6 +27,7 @@ from .syntax import Query, phrase_pattern
 SORTS = ("relevance", "recent")
 GROUPS = (None, "session")
 MAX_OFFSET = 10_000
+MAX_LIMIT = 500
 PREFIX_WORDS = 8  # words a prefix expands to, shortest first (the likeliest completions)
 GROUP_WINDOW = 400  # ranked documents looked at to group a page by session
 
@@ -36,6 +39,12 @@ def check_paging(offset: int, sort: str, group: str | None) -> None:
         raise BadInput(f"sort must be one of {', '.join(SORTS)}")
     if group not in GROUPS:
         raise BadInput("group must be 'session' or empty")
+
+
+def check_limit(limit: int) -> int:
+    if not isinstance(limit, int) or limit < 1 or limit > MAX_LIMIT:
+        raise BadInput(out_of_bounds("limit", limit, 1, MAX_LIMIT))
+    return limit
 
 
 def clause_ids(snapshot: Snapshot, query: Query) -> tuple[list[tuple[int, ...]], list[bool], list[str]]:

@@ -23,12 +23,15 @@ import numpy as np
 
 from core.archive.catalog import Catalog
 from core.archive.library import FileEntry, Library
+from core.archive.scope import Scope
 from core.index.bm25 import Hit, Snapshot
-from core.model import SearchHit
+from core.model import SearchHit, SessionInfo
 from core.refs import format_reference
+from core.views import Resolved
 
 from . import execute as query_exec
 from . import snippets
+from . import syntax as query_syntax
 from .ranking import in_total_order
 from .syntax import Query
 
@@ -100,6 +103,70 @@ class CatalogPassages:
             yield from (r[0] for r in rows if r[0] and r[0] != body)
 
         return snippets.best_snippet(passages(), terms, rarity=rarity)
+
+
+class SearchedArchive(Protocol):
+    """What :func:`archive_search` needs of an archive (:class:`core.api.Archive` is one).
+
+    A protocol, not an import: the query layer sits below the query API and must
+    not import it.
+    """
+
+    scope: Scope
+    catalog: Catalog
+    _snapshot: Snapshot | None
+
+    @property
+    def library(self) -> Library: ...
+
+    def resolve(self, ref: str) -> Resolved: ...
+
+    def _filter_sessions(self, lib: Library, **filters: str | list[str] | None) -> list[SessionInfo]: ...
+
+
+def archive_search(
+    archive: SearchedArchive,
+    query: str,
+    *,
+    typing: bool,
+    project: str | None,
+    slug: str | None,
+    session_id: str | None,
+    agent: str | None,
+    user: str | None,
+    tags: list[str] | None,
+    limit: int,
+    offset: int,
+    sort: str,
+    group: str | None,
+    ts_from: float | None,
+    ts_to: float | None,
+    snippets: bool,
+) -> list[SearchHit]:
+    """``Archive.search`` once its arguments are checked: the files its filters allow, then :func:`search`.
+
+    Separate from :class:`core.api.Archive` so that it delegates rather than grows.
+    """
+    lib = archive.library
+    snapshot = archive._snapshot
+    parsed = query_syntax.parse(query or "", typing=typing)
+    if not parsed or snapshot is None:
+        return []
+    allowed = None
+    if project or slug or session_id or agent or user or tags:
+        sessions = archive._filter_sessions(lib, project=project, slug=slug, agent=agent, user=user, tags=tags)
+        if session_id:
+            wanted = {s.session_id for s in archive.resolve(session_id).sessions}
+            sessions = [s for s in sessions if s.session_id in wanted]
+        allowed = lib.file_ids_for(s.session_id for s in sessions)
+    elif not archive.scope.everything:
+        allowed = lib.in_scope_file_ids()
+    if allowed is not None and not allowed:
+        return []
+    return search(
+        snapshot, lib, CatalogPassages(archive.catalog), parsed, allowed,
+        limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets,
+    )  # fmt: skip
 
 
 def search(
