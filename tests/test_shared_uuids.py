@@ -12,7 +12,7 @@ import json
 import shutil
 
 from .hostile_support import cli_json, exchange, run_cli, write_jsonl
-from .support import TRANSCRIPTS, open_archive
+from .support import TRANSCRIPTS, needs_transcripts, open_archive
 
 OLD = "11111111-1111-4111-8111-111111111111"
 NEW = "22222222-2222-4222-8222-222222222222"
@@ -49,6 +49,7 @@ def test_a_real_replay_still_counts_once(tmp_path):
     assert [h["session_id"] for h in cli_json(tmp_path, "search", "descale kettle")["results"]] == [OLD]
 
 
+@needs_transcripts
 def test_dag_fixtures_keep_every_distinct_record(tmp_path):
     """claude-code-log's ``dag_resume`` + ``dag_fork``: one session, shared uuids, some other text."""
     project = tmp_path / ".claude" / "projects" / "-p"

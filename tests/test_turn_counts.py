@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 
 from .hostile_support import cli_json, record, run_cli, write_jsonl
-from .support import TRANSCRIPTS
+from .support import TRANSCRIPTS, needs_transcripts
 
 SID = "33333333-3333-4333-8333-333333333333"
 
@@ -31,6 +31,7 @@ def _turns_agree(home, session_id: str) -> int:
     return count
 
 
+@needs_transcripts
 def test_claude_code_log_sidechain_sample(tmp_path):
     project = tmp_path / ".claude" / "projects" / "-p"
     project.mkdir(parents=True)
