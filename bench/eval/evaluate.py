@@ -256,8 +256,38 @@ def print_misses(report: Report) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def load_queries(path: Path) -> list[dict[str, Any]]:
+def _session_id_of(path: Path) -> str:
+    """The ``sessionId`` the file's records carry (the file name when none does)."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:
+                sid = json.loads(line).get("sessionId")
+            except (ValueError, AttributeError):
+                continue
+            if isinstance(sid, str) and sid:
+                return sid
+    return path.stem
+
+
+def _from_dev_set(data: dict[str, Any], transcripts: Path) -> list[dict[str, Any]]:
+    """``../shared/eval/dev-queries.json`` ({"queries": [{q, file, kind, why}]}) in this
+    script's shape: ``file`` (one path or a list, relative to the transcripts) becomes the
+    expected session ids, ``kind`` the style. Negatives (``file`` null) have no right
+    answer to rank and are left out of these metrics."""
+    out = []
+    for q in data["queries"]:
+        files = q.get("file")
+        if not files:
+            continue
+        ids = [_session_id_of(transcripts / f) for f in ([files] if isinstance(files, str) else files)]
+        out.append({"query": q["q"], "session_id": ids[0], "alt_session_ids": ids[1:], "style": q.get("kind", "?")})
+    return out
+
+
+def load_queries(path: Path, transcripts: Path = TRANSCRIPTS) -> list[dict[str, Any]]:
     queries = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(queries, dict) and "queries" in queries:  # the dev set's format
+        queries = _from_dev_set(queries, transcripts)
     for q in queries:
         if not q.get("query") or not q.get("session_id"):
             raise SystemExit(f"evaluate: bad query entry {q!r}")
@@ -275,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json-out", type=Path, help="write per-query results here")
     args = ap.parse_args(argv)
 
-    queries = load_queries(args.queries)
+    queries = load_queries(args.queries, args.transcripts)
     made = args.home is None
     home = build_home(None, args.transcripts) if made else args.home
     print(f"home: {home}  queries: {len(queries)}  sessions: {len({q['session_id'] for q in queries})}")
