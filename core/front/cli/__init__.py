@@ -11,12 +11,10 @@ an unknown reference) — never a traceback. ``--demo`` goes with every subcomma
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from core.archive.catalog import is_damage
 from core.config import Config
