@@ -49,7 +49,7 @@ def real_home(tmp: Path) -> tuple[Path, list[Path], list[Path], list[Path]]:
     projects = tmp / ".claude" / "projects"
     for path in _listed("Claude Code"):
         if path.name.startswith("agent-acompact") or path.suffix != ".jsonl":
-            continue  # compaction summarizers are not indexed (nor counted here)
+            continue  # (compaction summarizers: counted by tests/test_usage_views.py)
         rel = path.relative_to(SHARED)
         if path.parent.name == "subagents":
             project = "-".join(rel.parts[:-3]) or "root"

@@ -19,7 +19,7 @@ from core.errors import BadInput
 from core.query import answers, coverage
 from core.query.read_calls import ReadableArchive
 
-from . import usage
+from . import usage, usage_blocks
 
 
 class UsageArchive(ReadableArchive, Protocol):
@@ -40,10 +40,19 @@ def catalog_source(catalog: Catalog, lib: Library) -> tuple[list[usage_records.R
 
 
 def usage_report(archive: UsageArchive, *, by: str, date_from: str | None, date_to: str | None,
-                 project: str | None, agent: str | None) -> usage.UsageReport:
+                 project: str | None, agent: str | None, breakdown: bool = False) -> usage.UsageReport:
     """Totals per group over every API response the archive's ``_usage_source`` gives."""
     records, owners = archive._usage_source()
-    return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent)
+    return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent,
+                        breakdown=breakdown)
+
+
+def block_report(archive: UsageArchive, *, now: float, date_from: str | None = None, date_to: str | None = None,
+                 project: str | None = None, agent: str | None = None) -> usage_blocks.BlockReport:
+    """The 5-hour billing blocks over every API response (``usage --by block``)."""
+    records, owners = archive._usage_source()
+    return usage_blocks.blocks(records, owners, now=now, date_from=date_from, date_to=date_to, project=project,
+                               agent=agent)
 
 
 def session_usage(archive: UsageArchive, ref: str) -> usage.Totals:
@@ -59,7 +68,8 @@ def session_statistics(archive: UsageArchive, ref: str) -> dict:
         raise BadInput(f"{ref!r} names a turn; statistics cover sessions (drop the :{resolved.turn})")
     covered = coverage.ref_for(resolved.sessions, resolved.chain, single=resolved.single)
     lib = archive.library
-    stats = answers.statistics(resolved.sessions, lambda s: archive.reader.session(lib.files_of(s.session_id)), ref=covered)
+    stats = answers.statistics(resolved.sessions, lambda s: archive.reader.session(lib.files_of(s.session_id)),
+                               ref=covered)
     per_session = archive.sessions_usage([s.session_id for s in resolved.sessions])
     stats["usage"] = usage.combined(per_session.values()).to_dict()
     return stats

@@ -8,7 +8,8 @@ cost. The embedded archive and the team store feed the same functions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -21,6 +22,10 @@ from core.timeutil import parse_ts, parse_user_time
 from .pricing import PRICES_AS_OF, cost
 
 GROUPS = ("day", "week", "month", "project", "model", "session", "agent")
+UNKNOWN_DATE = "unknown date"  # the row of responses whose time is unknown (counted, never dropped)
+# One response cannot really bill more; a hostile count above it is taken as this, so a
+# sum stays an int and a cost a finite float whatever the records hold.
+MAX_TOKENS = 2**63 - 1
 ESTIMATE_NOTE = f"estimated cost at list API prices as of {PRICES_AS_OF} (an estimate, not a bill)"
 
 
@@ -44,16 +49,18 @@ class Totals:
         return self.input + self.output + self.cache_creation + self.cache_read
 
     def add(self, r: Record) -> None:
-        self.input += r.input
-        self.output += r.output
-        self.cache_creation += r.cache_creation
-        self.cache_read += r.cache_read
+        counts = [tokens(r.input), tokens(r.output), tokens(r.cache_creation), tokens(r.cache_read)]
+        self.input += counts[0]
+        self.output += counts[1]
+        self.cache_creation += counts[2]
+        self.cache_read += counts[3]
         self.responses += 1
-        got = cost(r.model, r.input, r.output, r.cache_creation, r.cache_read)
+        model = r.model if isinstance(r.model, str) else None
+        got = cost(model, *counts)
         if got is None:
-            if r.input or r.output or r.cache_creation or r.cache_read:
-                self.unpriced_models.add(r.model or "unknown")
-        else:
+            if any(counts):
+                self.unpriced_models.add(model or "unknown")
+        elif math.isfinite(got):
             self.cost_usd = (self.cost_usd or 0.0) + got
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,7 +71,8 @@ class Totals:
             "cache_read_tokens": self.cache_read,
             "total_tokens": self.total,
             "responses": self.responses,
-            "estimated_cost_usd": None if self.cost_usd is None else round(self.cost_usd, 4),
+            "estimated_cost_usd": None if self.cost_usd is None or not math.isfinite(self.cost_usd)
+            else round(self.cost_usd, 4),
             "unpriced_models": sorted(self.unpriced_models),
         }
 
@@ -72,9 +80,10 @@ class Totals:
         """One line for a header: tokens and the estimate."""
         if not self.responses:
             return "no token usage recorded"
-        line = f"{human(self.total)} tokens (in {human(self.input)} · out {human(self.output)} · cache {human(self.cache_creation + self.cache_read)})"
-        if self.cost_usd is not None:
-            line += f" · ≈${self.cost_usd:,.2f} est."
+        cache = human(self.cache_creation + self.cache_read)
+        line = f"{human(self.total)} tokens (in {human(self.input)} · out {human(self.output)} · cache {cache})"
+        if self.cost_usd is not None and math.isfinite(self.cost_usd):
+            line += f" · ≈{money(self.cost_usd)} est."
         if self.unpriced_models:
             line += " · no price for " + ", ".join(sorted(self.unpriced_models))
         return line
@@ -102,22 +111,45 @@ class UsageReport:
     by: str
     rows: tuple[tuple[str, Totals], ...]
     total: Totals
+    models: Mapping[str, tuple[tuple[str, Totals], ...]] | None = None  # --breakdown: each row's models
 
     def to_dict(self) -> dict[str, Any]:
+        rows = []
+        for group, t in self.rows:
+            row = {"group": group, **t.to_dict()}
+            if self.models is not None:
+                row["models"] = [{"model": m, **mt.to_dict()} for m, mt in self.models.get(group, ())]
+            rows.append(row)
         return {
             "by": self.by,
             "note": ESTIMATE_NOTE,
             "prices_as_of": PRICES_AS_OF,
-            "rows": [{"group": g, **t.to_dict()} for g, t in self.rows],
+            "rows": rows,
             "total": self.total.to_dict(),
         }
 
 
+def tokens(value: object) -> int:
+    """A record's token count as a sum may take it: an int in ``[0, MAX_TOKENS]``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        return 0
+    return min(value, MAX_TOKENS)
+
+
 def human(n: int) -> str:
-    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+    """``1.2M``-style counts (``1234.5T`` and up stay in T: no float overflow)."""
+    for unit, size in (("T", 10**12), ("B", 10**9), ("M", 10**6), ("k", 10**3)):
         if n >= size:
-            return f"{n / size:.1f}{unit}"
+            whole, rest = divmod(n * 10 // size, 10)  # integer arithmetic: any int
+            return f"{whole}.{rest}{unit}"
     return str(n)
+
+
+def money(cost_usd: float | None, unpriced: bool = False) -> str:
+    """``$1,234.56`` (``+`` when some of its tokens have no price), ``—`` for no priced model."""
+    if cost_usd is None or not math.isfinite(cost_usd):
+        return "—"
+    return f"${cost_usd:,.2f}" + ("+" if unpriced else "")
 
 
 def totals_of(records: Iterable[Record]) -> Totals:
@@ -154,16 +186,57 @@ class Owner:
 
 def owners(files: Iterable[Mapping[str, Any]], sessions: Mapping[str, SessionInfo]) -> dict[int, Owner]:
     """File id → owner, from catalog file rows (file_id, agent, session_id, project_key)."""
-    out: dict[int, Owner] = {}
-    for f in files:
+    rows = list(files)
+    # A file no listed session owns (an orphan subagent) takes the name its project dir
+    # has for the listed sessions beside it: one project, one row.
+    names: dict[str, str] = {}
+    for f in rows:
         info = sessions.get(f["session_id"] or "")
+        if info is not None and f["project_key"] not in names:
+            names[f["project_key"]] = info.project
+    out: dict[int, Owner] = {}
+    for f in rows:
+        info = sessions.get(f["session_id"] or "")
+        key = f["project_key"] or ""
         out[f["file_id"]] = Owner(
             agent=f["agent"],
             session_id=f["session_id"],
-            project=info.project if info else f["project_key"],
+            project=info.project if info else names.get(key, key),
             ref=(info.ref or info.session_id) if info else f["session_id"],
         )
     return out
+
+
+def select(
+    records: Iterable[Record],
+    files: Mapping[int, Owner],
+    *,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    project: str | None = None,
+    agent: str | None = None,
+) -> Iterator[tuple[Record, Owner, float | None]]:
+    """The records the filters keep, each with its owner and time (None: unknown).
+
+    A response of unknown time counts (under :data:`UNKNOWN_DATE`) unless a date
+    bound is given, which it cannot be said to meet.
+    """
+    ts_from = parse_user_time(date_from, name="date_from")
+    ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
+    for r in records:
+        owner = files.get(r.file_id)
+        if owner is None:
+            continue  # removed since the records were read
+        if project and not (owner.project == project or owner.project.endswith("/" + project)):
+            continue
+        if agent and owner.agent != agent:
+            continue
+        when = epoch(r.timestamp)
+        if (ts_from is not None or ts_to is not None) and when is None:
+            continue
+        if when is not None and (ts_from is not None and when < ts_from or ts_to is not None and when > ts_to):
+            continue
+        yield r, owner, when
 
 
 def report(
@@ -175,49 +248,66 @@ def report(
     date_to: str | None = None,
     project: str | None = None,
     agent: str | None = None,
+    breakdown: bool = False,
 ) -> UsageReport:
-    """Totals per group (``files``: :func:`owners`)."""
+    """Totals per group (``files``: :func:`owners`); ``breakdown``: each group's models too."""
     if by not in GROUPS:
-        raise BadInput(f"--by must be one of {', '.join(GROUPS)}")
-    ts_from = parse_user_time(date_from, name="date_from")
-    ts_to = parse_user_time(date_to, end_of_day=True, name="date_to")
+        raise BadInput(f"--by must be one of {', '.join(GROUPS)}, block")
     groups: dict[str, Totals] = {}
+    per_model: dict[str, dict[str, Totals]] = {}
     total = Totals()
-    for r in records:
-        owner = files.get(r.file_id)
-        if owner is None:
-            continue  # removed since the records were read
-        if project and not (owner.project == project or owner.project.endswith("/" + project)):
-            continue
-        if agent and owner.agent != agent:
-            continue
-        when = parse_ts(r.timestamp) or None
-        if (ts_from is not None or ts_to is not None) and when is None:
-            continue
-        if ts_from is not None and when < ts_from or ts_to is not None and when > ts_to:
-            continue
+    for r, owner, when in select(records, files, date_from=date_from, date_to=date_to, project=project, agent=agent):
         label = _label(by, r, owner, when)
         groups.setdefault(label, Totals()).add(r)
         total.add(r)
+        if breakdown:
+            per_model.setdefault(label, {}).setdefault(_label("model", r, owner, when), Totals()).add(r)
     if by in ("day", "week", "month"):
-        rows = sorted(groups.items())
+        rows = sorted(kept_rows(groups), key=lambda kv: (kv[0] == UNKNOWN_DATE, kv[0]))
     else:
-        rows = sorted(groups.items(), key=lambda kv: (-(kv[1].cost_usd or 0.0), -kv[1].total, kv[0]))
-    return UsageReport(by=by, rows=tuple(rows), total=total)
+        rows = sorted(kept_rows(groups), key=by_cost)
+    models = None
+    if breakdown:
+        models = {label: tuple(sorted(kept_rows(per_model[label]), key=by_cost)) for label, _ in rows}
+    return UsageReport(by=by, rows=tuple(rows), total=total, models=models)
+
+
+def kept_rows(groups: Mapping[str, Totals]) -> list[tuple[str, Totals]]:
+    """The groups worth a row: one of responses that billed no token (``<synthetic>``) is not."""
+    return [(label, t) for label, t in groups.items() if t.total]
+
+
+def by_cost(row: tuple[str, Totals]) -> tuple[float, int, str]:
+    return (-(row[1].cost_usd or 0.0), -row[1].total, row[0])
+
+
+def epoch(timestamp: object) -> float | None:
+    """A record's time in epoch seconds, None when unknown (missing, garbage, out of range)."""
+    when = parse_ts(timestamp)
+    if not math.isfinite(when) or day_of(when) is None:
+        return None
+    return when
+
+
+def day_of(when: float) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(when, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def _label(by: str, r: Record, owner: Owner, when: float | None) -> str:
     if by == "project":
         return owner.project
     if by == "model":
-        return r.model or "unknown"
+        return r.model if isinstance(r.model, str) and r.model else "unknown"
     if by == "session":
         return owner.ref or "unknown"
     if by == "agent":
         return owner.agent
-    if when is None:
-        return "unknown"
-    day = datetime.fromtimestamp(when, tz=timezone.utc)
+    day = None if when is None else day_of(when)
+    if day is None:
+        return UNKNOWN_DATE
     if by == "day":
         return day.strftime("%Y-%m-%d")
     if by == "month":

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import Config
+from core.model import FileMeta
 
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .claude_reader import _FileReader
@@ -34,9 +35,18 @@ def _is_compaction_agent(path: Path) -> bool:
 
     Its prompt is Claude Code's fixed summarization instructions, which would
     match every query about summaries; the compaction itself is already a message
-    of the parent session.
+    of the parent session. Its responses are billed all the same, so the file is
+    read for its usage only (:func:`_billed_only`): no messages, no turns.
     """
     return path.name.startswith("agent-acompact")
+
+
+def _billed_only(result: ReadResult) -> ReadResult:
+    """A compaction summarizer's read: its responses' usage, under its parent session."""
+    meta = FileMeta(session_id=result.meta.session_id, first_timestamp=result.meta.first_timestamp,
+                    last_timestamp=result.meta.last_timestamp)
+    return ReadResult(entries=[], meta=meta, offset=result.offset, skipped=result.skipped, replace=result.replace,
+                      state=result.state, error=result.error, reasons=result.reasons, usage=result.usage)
 
 
 class ClaudeSource:
@@ -71,8 +81,7 @@ class ClaudeSource:
                     sub = path / "subagents"
                     if sub.is_dir():
                         for agent_file in sorted(sub.glob("*.jsonl")):
-                            if not _is_compaction_agent(agent_file):
-                                yield self._nested_subagent(agent_file, project.name, path.name)
+                            yield self._nested_subagent(agent_file, project.name, path.name)
 
     def classify(self, path: Path, config: Config) -> SourceFile | None:
         if path.suffix != ".jsonl":
@@ -86,7 +95,7 @@ class ClaudeSource:
             return None
         if len(parts) == 2:
             return self._top_level(path, parts[0])
-        if len(parts) == 4 and parts[2] == "subagents" and not _is_compaction_agent(path):
+        if len(parts) == 4 and parts[2] == "subagents":
             return self._nested_subagent(path, parts[0], parts[1])
         return None
 
@@ -117,7 +126,7 @@ class ClaudeSource:
         reader = _FileReader(file, state if offset else None, full_text)
         end = offset
         index = (state or {}).get("lines", 0) if offset else 0
-        for end, block in iter_blocks(file.path, offset):
+        for end, block in iter_blocks(file.path, offset):  # noqa: B007 (the last end is the offset)
             records = decode_block(block)
             if records is not None:
                 feed = reader.feed_record
@@ -128,4 +137,5 @@ class ClaudeSource:
                 for line in block.splitlines(keepends=True):
                     reader.feed(line, index)
                     index += 1
-        return reader.result(end, replace=offset == 0, lines=index)
+        result = reader.result(end, replace=offset == 0, lines=index)
+        return _billed_only(result) if _is_compaction_agent(file.path) else result

@@ -11,36 +11,50 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from core.errors import BadInput
 
 from .common import config_from_args, open_archive, print_json
 
-if TYPE_CHECKING:
-    from core.outputs.usage import Totals, UsageReport
-
 
 def add_resume(sub, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("resume", parents=[common], help="print (or --exec) the command that resumes a session in its agent")
+    p = sub.add_parser("resume", parents=[common],
+                       help="print (or --exec) the command that resumes a session in its agent")
     p.add_argument("ref", help="session id, slug (its latest session), slug#N, …")
     p.add_argument("--exec", action="store_true", help="run it now, in the session's directory")
     p.add_argument("--json", action="store_true")
 
 
 def add_export(sub, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("export", parents=[common], help="export a session, chain, range or turn to Markdown, HTML or JSON")
+    p = sub.add_parser("export", parents=[common],
+                       help="export a session, chain, range or turn to Markdown, HTML or JSON")
     p.add_argument("ref")
     p.add_argument("--format", choices=("md", "html", "json"), default="md")
     p.add_argument("-o", "--output", metavar="FILE|DIR", help="default: a file in the current directory")
     p.add_argument("--thinking", action="store_true", help="include the model's thinking")
 
 
+USAGE_EPILOG = """\
+Costs are an estimate, not a bill: list API prices as of {as_of} (US dollars per million
+tokens, standard tier, 5-minute cache writes) from Anthropic's, OpenAI's and Google's
+pricing pages, in one dated table, core/outputs/pricing.py. To update them, edit that
+table and its PRICES_AS_OF (a model the table does not know shows tokens, no cost).
+--by block: Claude's 5-hour billing windows, the active one with its burn rate and
+projected end-of-block total. Days and blocks are UTC."""
+
+
 def add_usage(sub, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("usage", parents=[common], help="token usage and estimated cost")
+    from core.outputs.pricing import PRICES_AS_OF  # (a table of constants: cheap to import)
+
+    p = sub.add_parser("usage", parents=[common], help="token usage and estimated cost",
+                       epilog=USAGE_EPILOG.format(as_of=PRICES_AS_OF),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     # no argparse choices: core.outputs.usage checks --by (its one-line error lists them), and
     # building the parser for every command must not import the usage module
-    p.add_argument("--by", default="day", metavar="GROUP", help="day, week, month, project, model, session or agent")
+    p.add_argument("--by", default="day", metavar="GROUP",
+                   help="day, week, month, project, model, session, agent or block")
+    p.add_argument("--breakdown", action="store_true", help="each row's models (as ccusage --breakdown)")
+    p.add_argument("--compact", action="store_true", help="the narrow table (the default under 100 columns)")
     p.add_argument("--from", dest="date_from", metavar="DATE")
     p.add_argument("--to", dest="date_to", metavar="DATE")
     p.add_argument("--project")
@@ -88,12 +102,23 @@ def cmd_export(args) -> int:
 
 
 def cmd_usage(args) -> int:
+    import time
+
+    from core.outputs import archive_usage
+
+    from .usage_text import format_blocks, format_report, is_compact
+
+    filters = dict(date_from=args.date_from, date_to=args.date_to, project=args.project, agent=args.agent)
     with open_archive(args) as archive:
-        report = archive.usage_report(by=args.by, date_from=args.date_from, date_to=args.date_to, project=args.project, agent=args.agent)
+        if args.by == "block":
+            blocks = archive_usage.block_report(archive, now=time.time(), **filters)
+        else:
+            report = archive_usage.usage_report(archive, by=args.by, breakdown=args.breakdown, **filters)
     if args.json:
-        print_json(report.to_dict())
+        print_json((blocks if args.by == "block" else report).to_dict())
         return 0
-    print(format_report(report))
+    compact = is_compact(args.compact)
+    print(format_blocks(blocks, compact=compact) if args.by == "block" else format_report(report, compact=compact))
     return 0
 
 
@@ -101,38 +126,6 @@ def usage_by_session(archive, sessions) -> dict[str, dict]:
     """``list --json``'s ``usage`` of each session: tokens and estimated cost."""
     totals = archive.sessions_usage([s.session_id for s in sessions])
     return {sid: t.to_dict() for sid, t in totals.items()}
-
-
-def format_report(report: UsageReport) -> str:
-    """A plain table: one row per group, then the total and what the cost means."""
-    from core.outputs.usage import ESTIMATE_NOTE
-
-    head = (report.by, "input", "output", "cache write", "cache read", "total", "est. cost")
-    rows = [_row(label, t) for label, t in report.rows]
-    total = _row("TOTAL", report.total)
-    width0 = max([len(head[0]), len(total[0])] + [len(r[0]) for r in rows])
-    widths = [width0] + [max(len(head[i]), *(len(r[i]) for r in rows + [total])) for i in range(1, len(head))]
-
-    def line(cells) -> str:
-        return "  ".join([cells[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(cells[1:], widths[1:])])
-
-    out = [line(head), line(["─" * w for w in widths])]
-    out += [line(r) for r in rows]
-    out += [line(["─" * w for w in widths]), line(total), "", f"Cost: {ESTIMATE_NOTE}."]
-    if report.total.unpriced_models:
-        out.append("No price known for: " + ", ".join(sorted(report.total.unpriced_models)) + " (tokens counted, no cost).")
-    if not report.rows:
-        out.insert(0, "No token usage recorded in the selected sessions.")
-    return "\n".join(out)
-
-
-def _row(label: str, t: Totals) -> list[str]:
-    from core.outputs.usage import human
-
-    cost = "—" if t.cost_usd is None else f"${t.cost_usd:,.2f}"
-    if t.cost_usd is not None and t.unpriced_models:
-        cost += "+"
-    return [label, human(t.input), human(t.output), human(t.cache_creation), human(t.cache_read), human(t.total), cost]
 
 
 COMMANDS = {
