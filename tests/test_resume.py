@@ -76,7 +76,7 @@ def test_claude_session_prints_cd_and_claude_resume_with_the_full_id(home: Path)
     assert proc.stderr == ""
 
 
-@pytest.mark.parametrize(("agent", "command"), [("codex", "codex resume"), ("gemini", "gemini --resume")])
+@pytest.mark.parametrize(("agent", "command"), [("codex", "codex resume --"), ("gemini", "gemini --resume")])
 def test_codex_and_gemini_sessions_use_their_own_resume_syntax(home: Path, agent: str, command: str) -> None:
     sid = _id(home, agent)
     proc = run(home, "resume", sid)

@@ -114,6 +114,10 @@ def test_the_report_code_takes_counts_past_int64_and_unknown_times() -> None:
     assert [b.label for b in blocks.blocks] == ["2026-10-01 10:00", "unknown date"] and format_blocks(blocks)
 
 
+def _z(when: datetime) -> str:
+    return when.isoformat().replace("+00:00", "Z")
+
+
 @pytest.fixture
 def block_home(tmp_path: Path) -> tuple[Path, datetime]:
     """Hand-made times: two blocks on Oct 1, a 6-hour gap, and one active now."""
@@ -127,8 +131,8 @@ def block_home(tmp_path: Path) -> tuple[Path, datetime]:
              response(2, at(1, 13, 59), model=HAIKU, inp=100, out=1000),  # same block, other model
              response(3, at(1, 14, 0), inp=100, out=1000),               # 14:00: the next block (19:00 end)
              response(4, at(2, 8, 15), inp=100, out=1000),               # a gap of whole blocks: a new one at 08:00
-             response(5, live.isoformat().replace("+00:00", "Z"), inp=50, out=600),
-             response(6, (live + timedelta(minutes=20)).isoformat().replace("+00:00", "Z"), inp=50, out=600)]  # fmt: skip
+             response(5, _z(live), inp=50, out=600),
+             response(6, _z(live + timedelta(minutes=20)), inp=50, out=600)]  # fmt: skip
     (project / f"{SID}.jsonl").write_text("\n".join(lines) + "\n")
     return home, live
 
@@ -237,15 +241,16 @@ def test_totals_over_the_samples_include_the_compaction_files(tmp_path: Path) ->
         rel = path.relative_to(SHARED)
         nested = path.parent.name == "subagents"
         project = "-".join(rel.parts[:-3] if nested else rel.parts[:-1]) or "root"
-        _link(path, projects / project / rel.parts[-3] / "subagents" / path.name if nested else projects / project / path.name)
+        into = projects / project / rel.parts[-3] / "subagents" if nested else projects / project
+        _link(path, into / path.name)
         claude.append(path)
     assert any(p.name.startswith("agent-acompact") for p in claude)
     everything, compaction = _claude_count(claude)
     assert compaction == [15, 34, 138_085, 683_396, 5]  # the issue's figures
     data = json.loads(run(home, "usage", "--by", "agent", "--json").stdout)
     got = next(r for r in data["rows"] if r["group"] == "claude")
-    assert [got[k] for k in ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "responses")] \
-        == everything
+    fields = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "responses")
+    assert [got[k] for k in fields] == everything
     projects_rows = [r["group"] for r in json.loads(run(home, "usage", "--by", "project", "--json").stdout)["rows"]]
     assert len(projects_rows) == len(set(projects_rows))
     raw = {p.name for p in projects.iterdir()}

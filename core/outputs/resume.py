@@ -14,11 +14,22 @@ Each agent's syntax, checked against its documentation:
   full session UUID"); sessions are project-specific, so again from the cwd.
 * Ash: a chat bot (Telegram, Slack, …) whose sessions live on its server; there
   is no terminal command that reopens one.
+
+A session id comes from transcript content, so it is checked before it becomes an
+argument: each agent names its sessions by a UUID (Claude Code's file names, Codex's
+``session_meta`` id, Gemini's ``sessionId``), and anything else is refused with one
+line — an id such as ``--settings=/tmp/evil.json`` would otherwise be an option
+(a settings file can hold hooks, which run commands). Where the parser takes it
+(Codex's clap positional), the id also goes after ``--``; Claude Code's
+``--resume [id]`` and Gemini's ``--resume <id>`` take their value from the next word
+and would read ``--`` as "no id", so there the UUID check is the guard. The
+command's words are shell-quoted (``shlex``), the directory included.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -28,9 +39,12 @@ from core.refs import parse_reference
 
 _COMMANDS: dict[str, tuple[str, ...]] = {
     "claude": ("claude", "--resume"),
-    "codex": ("codex", "resume"),
+    "codex": ("codex", "resume", "--"),
     "gemini": ("gemini", "--resume"),
 }
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# The shape of a session id each agent accepts on its command line.
+ID_SHAPES: dict[str, re.Pattern[str]] = {"claude": _UUID, "codex": _UUID, "gemini": _UUID}
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +87,8 @@ def pick_session(ref: str, sessions: tuple[SessionInfo, ...], single: bool) -> S
     parsed = parse_reference(ref)
     if parsed.sessions and len(sessions) > 1:
         name = parsed.name
-        raise BadInput(f"{ref} names {len(sessions)} sessions; resume one of them, e.g. {name}#{sessions[-1].session_number}")
+        example = f"{name}#{sessions[-1].session_number}"
+        raise BadInput(f"{ref} names {len(sessions)} sessions; resume one of them, e.g. {example}")
     return sessions[0] if single or len(sessions) == 1 else sessions[-1]
 
 
@@ -87,6 +102,10 @@ def plan(info: SessionInfo) -> ResumePlan:
             if info.agent == "ash"
             else f"{info.agent} sessions cannot be resumed from relay-search"
         )
+        return ResumePlan(info.session_id, info.agent, cwd, None, exists, why)
+    if not ID_SHAPES[info.agent].fullmatch(info.session_id):
+        shown = info.session_id if len(info.session_id) <= 60 else info.session_id[:57] + "…"
+        why = f"not resuming: the session id {shown!r} is not a {info.agent} session id (a UUID)"
         return ResumePlan(info.session_id, info.agent, cwd, None, exists, why)
     note = None
     if not cwd:
