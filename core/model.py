@@ -55,6 +55,7 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     tool_input: dict[str, Any] | None = None
     branch: str | None = None
     record_key: str | None = None  # its record's uuid and content: what a replay repeats
+    call_id: str | None = None  # a tool call's id, or the id of the call a tool result answers
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -103,6 +104,7 @@ class Message(msgspec.Struct, frozen=True, gc=False):
     tool_name: str | None = None
     tool_input: dict[str, Any] | None = None
     branch: str | None = None
+    call_id: str | None = None  # pairs a tool result with its call (Entry.call_id)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -26,7 +26,7 @@ from core.sources import MAIN, SourceFile, get_source
 CACHE_SESSIONS = 8
 # iter_file builds messages positionally (see there): in this order.
 _MESSAGE_FIELDS = ("session_id", "agent", "sequence", "role", "type", "text", "timestamp", "uuid", "parent_uuid",
-                   "is_sidechain", "file_index", "entry_index", "turn", "tool_name", "tool_input", "branch")
+                   "is_sidechain", "file_index", "entry_index", "turn", "tool_name", "tool_input", "branch", "call_id")
 if Message.__struct_fields__ != _MESSAGE_FIELDS:  # pragma: no cover (a reordered Message must not read garbage)
     raise ImportError("core.query.reading builds Message positionally: update it with Message's fields")
 
@@ -85,6 +85,7 @@ class MessageReader:
                 e.tool_name,  # tool_name
                 e.tool_input,  # tool_input
                 e.branch,  # branch
+                e.call_id,  # call_id
             )
 
     def iter_session(self, files: list[FileEntry]) -> Iterator[Message]:

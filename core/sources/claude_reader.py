@@ -183,7 +183,7 @@ class _FileReader:
                 text = result_text(raw_to_obj(block.content))
                 if not self.full_text:
                     text = bound(text)
-                self._add(record, entry_index, "tool", "tool_result", text)
+                self._add(record, entry_index, "tool", "tool_result", text, call_id=_text_id(block.tool_use_id))
             elif block.type == "text" and block.text and is_shell_output(block.text):
                 self._shell_output(record, block.text, entry_index)
             elif block.type == "text" and block.text:
@@ -234,6 +234,7 @@ class _FileReader:
                     tool_use_text(name, tool_input),
                     tool_name=name,
                     tool_input=tool_input,
+                    call_id=_text_id(block.id),
                 )
 
     def result(self, offset: int, *, replace: bool, lines: int) -> ReadResult:
@@ -280,3 +281,8 @@ class _FileReader:
             record_keys=self.record_keys,
             usage=self.usage,
         )
+
+
+def _text_id(value: object) -> str | None:
+    """A block's id as a pairing key (a tool result names its call's), when it is a string."""
+    return value if isinstance(value, str) and value else None

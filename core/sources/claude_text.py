@@ -109,7 +109,11 @@ def tool_use_text(name: str, tool_input: Any) -> str:
     """One line saying what a tool call did (the message text of a tool_use)."""
     if not isinstance(tool_input, dict):
         return name
-    for key in ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt"):
+    pattern, path = tool_input.get("pattern"), tool_input.get("path")
+    if isinstance(pattern, str) and pattern:  # Grep, Glob: what was looked for, then where
+        where = f" in {path[:200]}" if isinstance(path, str) and path and path != "." else ""
+        return f"{name}: {pattern[:500]}{where}"
+    for key in ("command", "file_path", "path", "url", "query", "description", "prompt"):
         value = tool_input.get(key)
         if isinstance(value, str) and value:
             return f"{name}: {value[:500]}"

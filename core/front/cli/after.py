@@ -32,6 +32,7 @@ def add_export(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("md", "html", "json"), default="md")
     p.add_argument("-o", "--output", metavar="FILE|DIR", help="default: a file in the current directory")
     p.add_argument("--thinking", action="store_true", help="include the model's thinking")
+    p.add_argument("--force", action="store_true", help="replace files that exist (never through a symlink)")
 
 
 USAGE_EPILOG = """\
@@ -95,7 +96,7 @@ def cmd_export(args) -> int:
     with open_archive(args) as archive:
         done = export.export(
             archive, args.ref, fmt=args.format, output=args.output, thinking=args.thinking,
-            cwd=Path(os.getcwd()), transcript_roots=roots,
+            cwd=Path(os.getcwd()), transcript_roots=roots, force=args.force,
         )
     print(done.describe())
     return 0

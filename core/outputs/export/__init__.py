@@ -10,11 +10,19 @@ Files go to the current directory unless ``-o`` says otherwise, and never into a
 agent's transcript folders unless ``-o`` names a place there explicitly: a
 stray export beside the transcripts would be picked up as a session by tools
 that scan those folders.
+
+An export never clobbers: if any file it would write exists (a symlink at that
+name included, dangling or not) nothing is written and one line names ``--force``.
+A file is created with ``O_EXCL`` (so one that appears meanwhile is not
+overwritten either); with ``force`` it is written beside the target and renamed
+over it, which replaces a symlink at that name rather than writing through it.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from html import escape
@@ -48,6 +56,7 @@ def export(
     thinking: bool = False,
     cwd: Path,
     transcript_roots: Iterable[Path] = (),
+    force: bool = False,
 ) -> Exported:
     if fmt not in FORMATS:
         raise BadInput(f"format must be one of {', '.join(FORMATS)}")
@@ -65,21 +74,65 @@ def export(
         target = out / f"{base}.{fmt}" if as_dir else out
     if as_dir and len(sessions) > 1:
         folder = target.parent
+        paths = [folder / _session_file(info, fmt) for info in sessions]
+        index = folder / f"index.{fmt}"
+        refuse_existing([*paths, index], force)
         folder.mkdir(parents=True, exist_ok=True)
         written = []
-        for info in sessions:
+        for info, path in zip(sessions, paths, strict=True):
             doc = document.build(archive, ref, sessions=(info,), turn=turn)
-            name = f"{_safe(info.slug or info.session_id)}-s{info.session_number or 1}.{fmt}" if info.slug else f"{_safe(info.session_id)}.{fmt}"
-            path = folder / name
-            path.write_text(render(doc, thinking=thinking), encoding="utf-8")
+            write_new(path, render(doc, thinking=thinking), force)
             written.append((info, path))
-        index = folder / f"index.{fmt}"
-        index.write_text(_index(fmt, ref, written), encoding="utf-8")
+        write_new(index, _index(fmt, ref, written), force)
         return Exported(tuple(p for _, p in written) + (index,), len(sessions))
+    refuse_existing([target], force)
     doc = document.build(archive, ref, sessions=sessions, turn=turn)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render(doc, thinking=thinking), encoding="utf-8")
+    write_new(target, render(doc, thinking=thinking), force)
     return Exported((target,), len(sessions))
+
+
+def _session_file(info, fmt: str) -> str:
+    if info.slug:
+        return f"{_safe(info.slug or info.session_id)}-s{info.session_number or 1}.{fmt}"
+    return f"{_safe(info.session_id)}.{fmt}"
+
+
+def refuse_existing(paths: Iterable[Path], force: bool) -> None:
+    """One line naming ``--force`` when any of ``paths`` exists (a symlink counts, even dangling)."""
+    if force:
+        return
+    taken = [p for p in paths if os.path.lexists(p)]
+    if taken:
+        more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+        raise BadInput(f"{taken[0]}{more} already exists; give --force to replace it")
+
+
+def write_new(path: Path, text: str, force: bool) -> None:
+    """Write ``text`` to ``path`` without following a symlink there; replace only with ``force``."""
+    data = text.encode("utf-8")
+    if not force:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        except FileExistsError:
+            raise BadInput(f"{path} already exists; give --force to replace it") from None
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        return
+    if os.path.isdir(path) and not os.path.islink(path):
+        raise BadInput(f"{path} is a directory; not replacing it")
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(temp, path)  # renames over the name: a symlink there is replaced, its target untouched
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
 
 
 def _base_name(resolved) -> str:
@@ -108,7 +161,8 @@ def _refuse_transcript_dir(cwd: Path, roots: Iterable[Path]) -> None:
         except OSError:
             continue
         if here == root or root in here.parents:
-            raise BadInput(f"the current directory is inside the transcripts ({root}); give -o FILE|DIR to export there or elsewhere")
+            raise BadInput(f"the current directory is inside the transcripts ({root}); "
+                           "give -o FILE|DIR to export there or elsewhere")
 
 
 def _index(fmt: str, ref: str, written: list) -> str:
@@ -117,15 +171,20 @@ def _index(fmt: str, ref: str, written: list) -> str:
         import json
 
         rows = [{"session_id": i.session_id, "session_number": i.session_number, "file": p.name, "turns": i.turn_count,
-                 "first_timestamp": i.first_timestamp, "last_timestamp": i.last_timestamp, "summary": i.summary} for i, p in written]
+                 "first_timestamp": i.first_timestamp, "last_timestamp": i.last_timestamp, "summary": i.summary}
+                for i, p in written]
         return json.dumps({"ref": ref, "files": rows}, ensure_ascii=False, indent=1) + "\n"
     if fmt == "md":
-        lines = [f"# {ref}", ""]
+        lines = [f"# {markdown.neutral(ref)}", ""]
         for info, path in written:
-            lines.append(f"- [Session {info.session_number or 1}]({path.name}) · {document.when(info.first_timestamp)} · {info.turn_count} turns — {info.summary[:120]}")
+            summary = markdown.neutral(" ".join(info.summary[:120].split()))
+            started = document.when(info.first_timestamp)
+            lines.append(f"- [Session {info.session_number or 1}](<{path.name}>) · {started} · "
+                         f"{info.turn_count} turns — {summary}")
         return "\n".join(lines) + "\n"
     items = "\n".join(
-        f'<li><a href="{escape(path.name)}">Session {info.session_number or 1}</a> · {escape(document.when(info.first_timestamp))} · '
+        f'<li><a href="{escape(path.name)}">Session {info.session_number or 1}</a> · '
+        f"{escape(document.when(info.first_timestamp))} · "
         f"{info.turn_count} turns — {escape(info.summary[:160])}</li>"
         for info, path in written
     )

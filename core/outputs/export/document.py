@@ -2,8 +2,10 @@
 
 A document is the sessions a reference names, each as its turns in order; a turn
 holds its messages in stream order (prompt, thinking, text, tool calls and their
-outputs, compactions) and the work of any subagent it started, nested where the
-call that started it sits. Renderers only walk this structure.
+outputs, compactions) — except that each tool output follows the call it answers
+(:func:`arrange`: several calls in one message come before their outputs) — and
+the work of any subagent it started, nested where the call that started it sits.
+Renderers only walk this structure.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ class Reader(Protocol):
     def session_usage(self, ref: str) -> Totals: ...
 
 
-def build(archive: Reader, ref: str, sessions: tuple[SessionInfo, ...] | None = None, turn: int | None = None) -> ExportDoc:
+def build(archive: Reader, ref: str, sessions: tuple[SessionInfo, ...] | None = None,
+          turn: int | None = None) -> ExportDoc:
     """The document for ``ref`` (or for the given ``sessions`` of it)."""
     if sessions is None:
         resolved = archive.resolve(ref)
@@ -119,12 +122,16 @@ def session_doc(info: SessionInfo, messages: list[Message]) -> SessionDoc:
             if not turns or turns[-1].number != m.turn:
                 turns.append(TurnDoc(m.turn, m.timestamp))
             turns[-1].blocks.append(m)
+    # each output under its own call (before the subagents go after their calls' results)
+    preface = arrange(preface)
+    for turn in turns:
+        turn.blocks = arrange(turn.blocks)
     for started, group in subagents:
-        _place(turns, preface, started, group)
+        _place(turns, preface, started, arrange(list(group)))
     return SessionDoc(info=info, preface=preface, turns=turns)
 
 
-def _place(turns: list[TurnDoc], preface: list[Block], started: str | None, group: list[Message]) -> None:
+def _place(turns: list[TurnDoc], preface: list[Block], started: str | None, group: list[Block]) -> None:
     """Put a subagent's messages after the call that spawned it (the first one not yet
     followed by its work, in the last turn that began before it); else at that turn's end."""
     host = None
@@ -134,7 +141,7 @@ def _place(turns: list[TurnDoc], preface: list[Block], started: str | None, grou
                 host = turn
     if host is None:
         host = turns[-1] if turns else None
-    prompt = next((m.text for m in group if m.role == "user" and m.type == "text"), "")
+    prompt = next((m.text for m in group if isinstance(m, Message) and m.role == "user" and m.type == "text"), "")
     if host is None:
         preface.append(Subagent(_label(None, prompt), list(group)))
         return
@@ -160,6 +167,59 @@ def _label(call: Message | None, prompt: str) -> str:
     what = data.get("description") if isinstance(data.get("description"), str) else None
     what = what or " ".join(prompt.split())[:80] or "subagent"
     return f"{kind}: {what}" if kind else what
+
+
+def pair_results(blocks: list[Block]) -> dict[int, int]:
+    """Each tool result's sequence → the sequence of the call it answers.
+
+    When the assistant runs several tools in one message the calls come first and
+    the results after them, so a result is paired by the call's id
+    (``Message.call_id``); without ids, by the record it answers (a Codex output's
+    parent is its call, a Claude result's parent the record that made the call),
+    else with the oldest call still waiting. A result no call waits for stays
+    unpaired, where it is.
+    """
+    calls = [b for b in blocks if isinstance(b, Message) and b.type == "tool_use"]
+    by_id = {c.call_id: c for c in calls if c.call_id}
+    answered: set[int] = set()
+    waiting: list[Message] = []
+    out: dict[int, int] = {}
+    for b in blocks:
+        if not isinstance(b, Message):
+            continue
+        if b.type == "tool_use":
+            waiting.append(b)
+            continue
+        if b.type != "tool_result":
+            continue
+        call = by_id.get(b.call_id) if b.call_id else None
+        if call is None or call.sequence in answered:
+            open_calls = [c for c in waiting if c.sequence not in answered]
+            call = next((c for c in open_calls if b.parent_uuid and c.uuid == b.parent_uuid), None)
+            call = call or (open_calls[0] if open_calls and not (b.call_id and by_id) else None)
+        if call is not None:
+            answered.add(call.sequence)
+            out[b.sequence] = call.sequence
+    return out
+
+
+def arrange(blocks: list[Block]) -> list[Block]:
+    """The blocks with each tool result right after the call it answers (Markdown, HTML)."""
+    pairs = pair_results(blocks)
+    if not pairs:
+        return blocks
+    results: dict[int, list[Message]] = {}
+    for b in blocks:
+        if isinstance(b, Message) and b.sequence in pairs and b.type == "tool_result":
+            results.setdefault(pairs[b.sequence], []).append(b)
+    out: list[Block] = []
+    for b in blocks:
+        if isinstance(b, Message) and b.type == "tool_result" and b.sequence in pairs:
+            continue
+        out.append(b)
+        if isinstance(b, Message) and b.type == "tool_use":
+            out.extend(results.get(b.sequence, ()))
+    return out
 
 
 def tool_line(m: Message) -> str:

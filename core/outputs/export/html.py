@@ -68,7 +68,8 @@ def render(doc: ExportDoc, *, thinking: bool = False) -> str:
         '<dl class="meta">',
         f"<dt>Reference</dt><dd><code>{e(doc.ref)}</code></dd>",
         f"<dt>Agent</dt><dd>{e(doc.sessions[0].info.agent)} · {e(doc.sessions[0].info.project)}</dd>",
-        f"<dt>Dates</dt><dd><time>{e(when(doc.first_timestamp))}</time> → <time>{e(when(doc.last_timestamp))}</time></dd>",
+        f"<dt>Dates</dt><dd><time>{e(when(doc.first_timestamp))}</time> → "
+        f"<time>{e(when(doc.last_timestamp))}</time></dd>",
     ]
     if len(doc.sessions) == 1:
         out += _session_meta(doc.sessions[0])
@@ -120,10 +121,12 @@ def _message(m: Message, out: list[str], thinking: bool) -> None:
         out.append(f'<div class="tool"><code>{e(tool_line(m))}</code></div>')
     elif m.type == "tool_result":
         lines = m.text.count("\n") + 1 if m.text else 0
-        out.append(f'<details class="output"><summary>output ({lines} line{"s" if lines != 1 else ""})</summary><pre>{e(m.text)}</pre></details>')
+        count = f'output ({lines} line{"s" if lines != 1 else ""})'
+        out.append(f'<details class="output"><summary>{count}</summary><pre>{e(m.text)}</pre></details>')
     elif m.type == "thinking":
         if thinking:
-            out.append(f'<details class="thinking"><summary>thinking</summary><div class="msg">{e(m.text)}</div></details>')
+            out.append(f'<details class="thinking"><summary>thinking</summary>'
+                       f'<div class="msg">{e(m.text)}</div></details>')
     elif m.type == "compaction":
         out.append(f'<div class="compaction">{e(m.text)}</div>')
     elif m.role in ("user", "assistant"):

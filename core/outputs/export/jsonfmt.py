@@ -4,11 +4,13 @@ Each session's ``messages`` is a list a client could send back to a model:
 ``{"role": "user"|"assistant", "content": [blocks]}``, roles alternating, blocks
 ``text``, ``thinking`` (with ``--thinking``), ``tool_use`` (``id``, ``name``,
 ``input``) and ``tool_result`` (``tool_use_id``, ``content``) in a user message,
-as the API wants them. Tool ids are the export's own (``toolu_<session>_<n>``,
-results paired with the calls in order): the transcripts do not all keep the
-API's ids. What the API has no place for sits beside ``messages``: ``events``
-(compactions and notes, each with the index of the message it precedes) and
-``subagents`` (each a nested conversation of the same shape, with the turn and
+as the API wants them. Tool ids are the export's own (``toolu_<session>_<n>``):
+the transcripts do not all keep the API's ids. The document already put each
+result right after its call (paired by the transcript's ids,
+:func:`.document.pair_results`), so several calls made at once come out as call,
+result, call, result — each result with its own call's id. What the API has no
+place for sits beside ``messages``: ``events`` (compactions and notes, each with
+the index of the message it precedes) and ``subagents`` (each a nested conversation of the same shape, with the turn and
 message index where it ran), plus the session's metadata and token usage.
 """
 
@@ -74,7 +76,8 @@ class _Conversation:
             if isinstance(block, Subagent):
                 inner = _Conversation(f"{self.prefix}_a{len(self.subagents) + 1}", self.thinking)
                 inner.feed(block.blocks, None)
-                self.subagents.append({"label": block.label, "turn": turn, "at_message": len(self.messages), **inner.result()})
+                self.subagents.append({"label": block.label, "turn": turn, "at_message": len(self.messages),
+                                       **inner.result()})
             else:
                 self._message(block, turn)
 
@@ -83,7 +86,8 @@ class _Conversation:
             self.count += 1
             tool_id = f"toolu_{self.prefix}_{self.count}"
             self.pending.append(tool_id)
-            self._add("assistant", {"type": "tool_use", "id": tool_id, "name": m.tool_name or "tool", "input": m.tool_input or {}})
+            self._add("assistant", {"type": "tool_use", "id": tool_id, "name": m.tool_name or "tool",
+                                    "input": m.tool_input or {}})
         elif m.type == "tool_result":
             tool_id = self.pending.pop(0) if self.pending else f"toolu_{self.prefix}_orphan_{m.sequence}"
             self._add("user", {"type": "tool_result", "tool_use_id": tool_id, "content": m.text})
@@ -93,7 +97,8 @@ class _Conversation:
         elif m.role in ("user", "assistant") and m.type == "text":
             self._add(m.role, {"type": "text", "text": m.text})
         else:
-            self.events.append({"type": m.type, "role": m.role, "text": m.text, "timestamp": m.timestamp, "turn": turn, "before_message": len(self.messages)})
+            self.events.append({"type": m.type, "role": m.role, "text": m.text, "timestamp": m.timestamp, "turn": turn,
+                                "before_message": len(self.messages)})
 
     def _add(self, role: str, block: dict[str, Any]) -> None:
         if self.messages and self.messages[-1]["role"] == role:
