@@ -59,7 +59,11 @@ def session_lines(sid: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("export-safety")
+    return write_home(tmp_path_factory.mktemp("export-safety"))
+
+
+def write_home(home: Path) -> Path:
+    """Two sessions of one chain, each with three calls made at once and hostile text."""
     project = home / ".claude" / "projects" / "-home-t-work-exp"
     project.mkdir(parents=True)
     for sid in (SID, SID2):

@@ -56,9 +56,12 @@ def at(day: int, hour: int, minute: int = 0) -> str:
 
 @pytest.fixture
 def hostile_home(tmp_path: Path) -> Path:
-    """A session whose responses carry unknown times (missing, NaN, garbage, a number, year 9999),
+    return write_hostile_home(tmp_path / "home")
+
+
+def write_hostile_home(home: Path) -> Path:
+    """A session whose responses carry unknown times (missing, NaN, garbage, empty, year 9999),
     counts at the int64 limit and garbage counts, beside ordinary ones."""
-    home = tmp_path / "home"
     project = home / ".claude" / "projects" / "-home-t-work-views"
     project.mkdir(parents=True)
     lines = [prompt(at(1, 9)), response(1, at(1, 10)), response(2, ...), response(3, "NaN"), response(4, "zzz-garbage"),

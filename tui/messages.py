@@ -153,6 +153,7 @@ class ExportDone(Message):
     ref: str
     description: str
     error: str | None = None
+    exists: str | None = None  # the file that is already there (nothing written): ask before replacing
 
 
 @dataclass

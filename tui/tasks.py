@@ -222,14 +222,18 @@ def resume_command(archive: Any, ref: str, app: Any) -> ResumeReady:
     return ResumeReady(ref=ref, command=plan.command, note=plan.reason, how=copied.how, detail=copied.detail, path=copied.path)
 
 
-def export(archive: Any, ref: str, fmt: str, cwd: Any, roots: list[Any]) -> ExportDone:
-    """Export ``ref`` to a file in ``cwd`` (never into the transcript folders)."""
+def export(archive: Any, ref: str, fmt: str, cwd: Any, roots: list[Any], output: str | None = None,
+           force: bool = False) -> ExportDone:
+    """Export ``ref`` into ``output`` (a directory; default ``cwd``), never into the transcript
+    folders unless named, never over a file unless ``force``."""
     from core.errors import RelayError
     from core.outputs import export as exporting
 
     try:
-        done = exporting.export(archive, ref, fmt=fmt, cwd=cwd, transcript_roots=roots)
-    except RelayError as exc:
+        done = exporting.export(archive, ref, fmt=fmt, output=output, cwd=cwd, transcript_roots=roots, force=force)
+    except exporting.Exists as exc:
+        return ExportDone(ref=ref, description="", error=str(exc), exists=str(exc.path))
+    except (RelayError, OSError) as exc:
         return ExportDone(ref=ref, description="", error=str(exc))
     return ExportDone(ref=ref, description=done.describe())
 

@@ -137,11 +137,10 @@ def tokens(value: object) -> int:
 
 
 def human(n: int) -> str:
-    """``1.2M``-style counts (``1234.5T`` and up stay in T: no float overflow)."""
-    for unit, size in (("T", 10**12), ("B", 10**9), ("M", 10**6), ("k", 10**3)):
+    """``1.2M``-style counts; past what a float divides exactly, whole billions (never an overflow)."""
+    for unit, size in (("B", 10**9), ("M", 10**6), ("k", 10**3)):
         if n >= size:
-            whole, rest = divmod(n * 10 // size, 10)  # integer arithmetic: any int
-            return f"{whole}.{rest}{unit}"
+            return f"{n / size:.1f}{unit}" if n < 10**18 else f"{n // size:,}{unit}"
     return str(n)
 
 

@@ -1,4 +1,5 @@
-"""Small modal dialogs: pick a filter value, edit a session's tags."""
+"""Small modal dialogs: pick a filter value, edit a session's tags (the export dialog:
+:mod:`.export_dialog`)."""
 
 from __future__ import annotations
 
@@ -172,3 +173,4 @@ class TagScreen(ModalScreen[list[str] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+

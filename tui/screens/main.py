@@ -7,6 +7,7 @@ without moving anyone's selection.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,12 +24,13 @@ from textual.widgets import Input, ProgressBar, Static
 from .. import tasks
 from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
-from ..messages import ChoicesLoaded, ExportDone, ResumeReady
+from ..messages import ChoicesLoaded, ResumeReady
 from ..widgets.footer import KeysFooter
 from ..widgets.reader import Reader, ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
 from ..widgets.sessions_pane import SessionList, SessionsPane, session_ref
 from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values
+from .export_dialog import ExportScreen
 from .help import HelpScreen
 from .usage import UsageScreen
 
@@ -48,6 +50,7 @@ class MainScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self.last_pane = "search-pane"
+        self.export_directory: str | None = None  # where E last wrote (offered again)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -390,26 +393,12 @@ class MainScreen(Screen):
             self.notify("Select a session, range or turn to export.", severity="warning")
             return
 
-        def chosen(label: str | None) -> None:
-            if label:
-                self._export(ref, EXPORT_FORMATS[label])
+        def done(result: tuple[str, str] | None) -> None:
+            if result:  # where it wrote, whole; that directory is offered next time
+                description, self.export_directory = result
+                self.notify(f"{description[0].upper()}{description[1:]}.", title="Export", timeout=12)
 
-        self.app.push_screen(PickScreen(f"Export {ref} as", list(EXPORT_FORMATS), "export", clear=False), chosen)
-
-    def _export(self, ref: str, fmt: str) -> None:
-        import os
-        from pathlib import Path
-
-        config = self.app.config
-        roots = [config.claude_projects, config.codex_home, config.gemini_home, config.ash_home]
-        self.app.submit(tasks.export, ref, fmt, Path(os.getcwd()), roots, reply_to=self, group="export", name=f"export {ref}")
-
-    @on(ExportDone)
-    def _exported(self, message: ExportDone) -> None:
-        if message.error:
-            self.notify(f"Not exported: {message.error}", title="Export", severity="warning")
-        else:
-            self.notify(f"{message.description[0].upper()}{message.description[1:]}.", title="Export", timeout=12)
+        self.app.push_screen(ExportScreen(ref, EXPORT_FORMATS, self.export_directory or os.getcwd()), done)
 
     def action_usage(self) -> None:
         self.app.push_screen(UsageScreen())

@@ -1,10 +1,12 @@
 """The usage screen: tokens and estimated cost, grouped by day, week, month,
-project, model or session (the same report as ``relay-search usage``)."""
+project, model, session or agent (the same report as ``relay-search usage``), the
+numbers right-aligned so their digits line up."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,12 +14,12 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from core.outputs.usage import ESTIMATE_NOTE, human
+from core.outputs.usage import ESTIMATE_NOTE, human, money
 
 from .. import tasks
 from ..messages import UsageLoaded
 
-GROUPINGS = {"d": "day", "w": "week", "m": "month", "p": "project", "o": "model", "s": "session"}
+GROUPINGS = {"d": "day", "w": "week", "m": "month", "p": "project", "o": "model", "s": "session", "a": "agent"}
 COLUMNS = ("input", "output", "cache write", "cache read", "total", "est. cost")
 
 
@@ -37,7 +39,8 @@ class UsageScreen(ModalScreen[None]):
             yield DataTable(id="usage-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="usage-note", classes="dialog-help")
             yield Static(
-                "d day · w week · m month · p project · o model · s session · esc close", classes="dialog-help"
+                "d day · w week · m month · p project · o model · s session · a agent · esc close",
+                classes="dialog-help",
             )
 
     def on_mount(self) -> None:
@@ -61,15 +64,17 @@ class UsageScreen(ModalScreen[None]):
         table.clear(columns=True)
         table.add_column(report.by, key="group")
         for name in COLUMNS:
-            table.add_column(name, key=name)
+            table.add_column(Text(name, justify="right"), key=name)
         for label, totals in [*report.rows, ("TOTAL", report.total)]:
-            cost = "—" if totals.cost_usd is None else f"${totals.cost_usd:,.2f}" + ("+" if totals.unpriced_models else "")
-            table.add_row(label, human(totals.input), human(totals.output), human(totals.cache_creation),
-                          human(totals.cache_read), human(totals.total), cost, key=label)
+            cost = money(totals.cost_usd, bool(totals.unpriced_models))
+            figures = (human(totals.input), human(totals.output), human(totals.cache_creation),
+                       human(totals.cache_read), human(totals.total), cost)
+            table.add_row(label, *(Text(f, justify="right") for f in figures), key=label)
         self.query_one("#usage-title", Static).update(f"Token usage by {report.by}")
         note = f"Cost: {ESTIMATE_NOTE}."
         if report.total.unpriced_models:
-            note += " No price known for: " + ", ".join(sorted(report.total.unpriced_models)) + " (tokens counted, no cost)."
+            unpriced = ", ".join(sorted(report.total.unpriced_models))
+            note += f" No price known for: {unpriced} (tokens counted, no cost)."
         if not report.rows:
             note = "No token usage recorded. " + note
         self.query_one("#usage-note", Static).update(note)

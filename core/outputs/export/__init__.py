@@ -36,6 +36,15 @@ FORMATS: dict[str, Callable[..., str]] = {"md": markdown.render, "html": html.re
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
+class Exists(BadInput):
+    """A file the export would write exists (``path``): nothing was written."""
+
+    def __init__(self, path: Path, others: int = 0) -> None:
+        more = f" (and {others} more)" if others else ""
+        super().__init__(f"{path}{more} already exists; give --force to replace it")
+        self.path = path
+
+
 @dataclass(frozen=True, slots=True)
 class Exported:
     files: tuple[Path, ...]  # what was written (the index page last, if any)
@@ -104,8 +113,7 @@ def refuse_existing(paths: Iterable[Path], force: bool) -> None:
         return
     taken = [p for p in paths if os.path.lexists(p)]
     if taken:
-        more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
-        raise BadInput(f"{taken[0]}{more} already exists; give --force to replace it")
+        raise Exists(taken[0], len(taken) - 1)
 
 
 def write_new(path: Path, text: str, force: bool) -> None:
@@ -115,7 +123,7 @@ def write_new(path: Path, text: str, force: bool) -> None:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
         except FileExistsError:
-            raise BadInput(f"{path} already exists; give --force to replace it") from None
+            raise Exists(path) from None
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         return
