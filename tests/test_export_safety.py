@@ -203,3 +203,26 @@ def test_html_escapes_script_in_tool_output_and_title(home: Path, tmp_path: Path
     assert "script" not in parser.tags and "img" not in parser.tags
     assert "&lt;script&gt;alert(&#x27;output&#x27;)&lt;/script&gt;" in page
     assert "&lt;script&gt;alert(&#x27;title&#x27;)&lt;/script&gt;" in page
+
+
+def test_codex_parallel_calls_pair_by_their_call_ids(tmp_path: Path) -> None:
+    from core.fixtures.codex import CodexRollout, codex_id
+
+    home = tmp_path / "home"
+    rollout = CodexRollout(home / ".codex", codex_id(7), cwd=CWD).user("run the three checks")
+    for n, (command, _) in enumerate(CALLS.values()):
+        rollout.item({"type": "function_call", "name": "shell", "call_id": f"call_{n}",
+                      "arguments": json.dumps({"command": ["bash", "-lc", command]})})
+    for n in (1, 2, 0):  # outputs in another order
+        marker = list(CALLS.values())[n][1]
+        rollout.item({"type": "function_call_output", "call_id": f"call_{n}",
+                      "output": json.dumps({"output": f"{marker} line 0", "metadata": {"exit_code": 0}})})
+    rollout.assistant("done")
+    proc = run(home, tmp_path / "out", codex_id(7))
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "out" / f"{codex_id(7)}.md").read_text()
+    for command, marker in CALLS.values():
+        call = md.index(command)
+        nxt = md.find("🔧", call + 1)
+        section = md[call:nxt if nxt > 0 else None]
+        assert f"{marker} line 0" in section and sum(m in section for _, m in CALLS.values()) == 1, command
