@@ -34,10 +34,10 @@ def run(home: Path, *args: str, columns: int = 120) -> subprocess.CompletedProce
 
 
 def response(n: int, ts: object, *, model: str = SONNET, inp: object = 10, out: object = 100, write: object = 0,
-             read: object = 0, sid: str = SID) -> str:
+             read: object = 0, sid: str = SID, text: str = "") -> str:
     rec = {"type": "assistant", "uuid": f"a{n}", "parentUuid": None, "sessionId": sid, "cwd": CWD,
            "requestId": f"req_{n}", "message": {"id": f"msg_{n}", "role": "assistant", "model": model,
-           "content": [{"type": "text", "text": f"answer {n}"}],
+           "content": [{"type": "text", "text": text or f"answer {n}"}],
            "usage": {"input_tokens": inp, "output_tokens": out, "cache_creation_input_tokens": write,
                      "cache_read_input_tokens": read}}}  # fmt: skip
     if ts is not ...:
@@ -45,9 +45,9 @@ def response(n: int, ts: object, *, model: str = SONNET, inp: object = 10, out: 
     return json.dumps(rec)
 
 
-def prompt(ts: str, sid: str = SID) -> str:
+def prompt(ts: str, sid: str = SID, text: str = "count my tokens") -> str:
     return json.dumps({"type": "user", "uuid": "p0", "sessionId": sid, "timestamp": ts, "cwd": CWD,
-                       "message": {"role": "user", "content": "count my tokens"}})
+                       "message": {"role": "user", "content": text}})
 
 
 def at(day: int, hour: int, minute: int = 0) -> str:
@@ -194,19 +194,23 @@ def test_orphan_subagents_count_under_their_projects_name_and_compaction_files_c
     (project / SID / "subagents").mkdir(parents=True)
     (project / ORPHAN_PARENT / "subagents").mkdir(parents=True)
     (project / f"{SID}.jsonl").write_text(prompt(at(1, 9)) + "\n" + response(1, at(1, 10)) + "\n")
-    # a compaction summarizer of the listed session, and a subagent whose parent file is gone
+    # a compaction summarizer of the listed session, and a Claude Code 2.0 "Warmup" subagent
+    # whose parent file is empty (not listed: its tokens still count, under the project's name)
     (project / SID / "subagents" / "agent-acompact-abc123.jsonl").write_text(
-        response(2, at(1, 11), out=7, write=300, read=4000) + "\n")
+        prompt(at(1, 11), text="summarize zebrasummaryword") + "\n"
+        + response(2, at(1, 11), out=7, write=300, read=4000, text="zebrasummaryword done") + "\n")
     (project / ORPHAN_PARENT / "subagents" / "agent-a1b2c3d.jsonl").write_text(
-        prompt(at(1, 12), ORPHAN_PARENT) + "\n" + response(3, at(1, 12), sid=ORPHAN_PARENT) + "\n")
+        prompt(at(1, 12), ORPHAN_PARENT, text="Warmup") + "\n" + response(3, at(1, 12), sid=ORPHAN_PARENT) + "\n")
     rows = {r["group"]: r for r in json.loads(run(home, "usage", "--by", "project", "--json").stdout)["rows"]}
     assert list(rows) == ["views"]  # not also "-home-t-work-views"
     assert rows["views"]["responses"] == 3 and rows["views"]["output_tokens"] == 207
     sessions = json.loads(run(home, "list", "--json").stdout)["sessions"]
     ours = next(s for s in sessions if s["session_id"] == SID)
     assert ours["usage"]["responses"] == 2  # its compaction's response is the session's cost too
-    found = json.loads(run(home, "search", "answer 2", "--json").stdout)
-    assert not found.get("hits"), "a compaction summarizer is counted, never shown"
+    assert ORPHAN_PARENT not in {s["session_id"] for s in sessions}
+    found = json.loads(run(home, "search", "zebrasummaryword", "--json").stdout)
+    assert found["results"] == [], "a compaction summarizer is counted, never shown"
+    assert json.loads(run(home, "search", "answer", "--json").stdout)["results"]  # (the search works)
 
 
 def _claude_count(paths: list[Path]) -> tuple[list[int], list[int]]:
