@@ -173,4 +173,3 @@ class TagScreen(ModalScreen[list[str] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
