@@ -40,9 +40,9 @@ import msgspec
 
 from core.config import Config
 from core.model import Entry, FileMeta, Usage
-from core.timeutil import clean_ts
 
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
+from .fields import timestamp
 from .jsonl import (
     DECODE_ERRORS,
     INVALID_UTF8,
@@ -74,8 +74,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
     return bounded(text, limit - tail, tail)  # + the error/failure/version lines between
 
 
-def _ts(value: Any) -> str | None:
-    return clean_ts(value)
+_ts = timestamp
 
 
 def _parts(content: Any) -> list[Any]:
