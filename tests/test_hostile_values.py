@@ -90,3 +90,71 @@ def test_a_file_whose_rows_cannot_be_stored_is_skipped_and_named(tmp_path):
     data = poisoned.read_text().replace(str(2**63), "12")
     poisoned.write_text(data)
     assert {h["session_id"] for h in cli_json(tmp_path, "search", "zebu", env=env)["results"]} == {POISON_SID}
+
+
+# --- lone surrogate escapes and byte-order marks (items 2 and 3) ------------------------------
+
+CUT = "\\ud83d"  # what Node's JSON.stringify writes for half an emoji
+
+
+def _spliced(path: Path, word: bytes, insert: bytes) -> None:
+    """``insert`` written into ``path``'s JSON text right after the first ``word``."""
+    data = path.read_bytes()
+    assert word in data
+    path.write_bytes(data.replace(word, word + insert, 1))
+
+
+def _legacy_gemini(home: Path) -> tuple[Path, str]:
+    from core.fixtures.gemini import GeminiChat
+
+    chat = GeminiChat(home / ".gemini", project="legacy", session_id="5e551011-0000-4000-8000-00000000a1a1", legacy=True)
+    chat.user("a legacy prompt about the kinkajou table")
+    chat.gemini("The kinkajou table is legacy.")
+    return chat.path, chat.session_id
+
+
+def test_lone_surrogate_escapes_cost_half_a_character_not_the_line(tmp_path):
+    corpus = build_corpus(tmp_path)
+    _spliced(corpus.files["claude"], b"aardvark", f" {CUT} cut".encode())  # Claude's first prompt
+    _spliced(corpus.files["claude"], b"caracal queue drains", f" \\udc00 {CUT}\\ude00 ok".encode())  # + a pair
+    _spliced(corpus.files["codex"], b"eland", f" {CUT}".encode())
+    _spliced(corpus.files["gemini"], b"gerenuk", f" \\uDBFF".encode())
+    _spliced(corpus.files["ash"], b"ibis", f" {CUT}".encode())
+    legacy, legacy_sid = _legacy_gemini(tmp_path)
+    _spliced(legacy, b"kinkajou", f" {CUT}".encode())
+    stats = cli_json(tmp_path, "index", "--stats")
+    assert stats["skipped_lines"] == 0 and stats["errors"] == [], stats
+    for name, words in {**corpus.words, "legacy": ["kinkajou"]}.items():
+        sid = legacy_sid if name == "legacy" else corpus.sessions[name]
+        for word in words:
+            found = {h["session_id"] for h in cli_json(tmp_path, "search", word)["results"]}
+            assert sid in found, (name, word)
+    shown = run_cli(tmp_path, "show", corpus.sessions["claude"])
+    text = shown.stdout.decode()
+    assert "aardvark \ufffd cut" in text and "drains \ufffd \U0001f600 ok" in text, text
+    assert "USER: \n" not in text and "ASSISTANT: \n" not in text
+    legacy_text = run_cli(tmp_path, "show", legacy_sid).stdout.decode()
+    assert "kinkajou \ufffd table" in legacy_text
+
+
+def test_an_escaped_backslash_before_u_is_text_not_a_surrogate(tmp_path):
+    corpus = build_corpus(tmp_path)
+    _spliced(corpus.files["claude"], b"aardvark", b" C:\\\\ud83d path")  # the JSON text C:\\ud83d: a literal backslash
+    assert cli_json(tmp_path, "index", "--stats")["skipped_lines"] == 0
+    assert "aardvark C:\\ud83d path" in run_cli(tmp_path, "show", corpus.sessions["claude"]).stdout.decode()
+
+
+def test_a_byte_order_mark_at_the_start_of_a_file_costs_nothing(tmp_path):
+    corpus = build_corpus(tmp_path)
+    legacy, legacy_sid = _legacy_gemini(tmp_path)
+    for path in (*corpus.files.values(), legacy):
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    stats = cli_json(tmp_path, "index", "--stats")
+    assert stats["skipped_lines"] == 0 and stats["errors"] == [], stats
+    for name, words in {**corpus.words, "legacy": ["kinkajou"]}.items():
+        sid = legacy_sid if name == "legacy" else corpus.sessions[name]
+        for word in words:
+            found = {h["session_id"] for h in cli_json(tmp_path, "search", word)["results"]}
+            assert sid in found, (name, word)
+    listed = {s["session_id"]: s for s in cli_json(tmp_path, "list")["sessions"]}
+    assert listed[corpus.sessions["codex"]]["project"] != listed[corpus.sessions["codex"]]["session_id"]

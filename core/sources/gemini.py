@@ -55,6 +55,7 @@ from .jsonl import (
     decode_error,
     decode_object,
     iter_lines,
+    repair,
     too_deep,
 )
 from .tool_text import bounded
@@ -283,12 +284,14 @@ def _decode_whole(data: bytes, skips: Skips) -> tuple[dict[str, Any] | None, str
     is replaced (U+FFFD) and counted rather than costing every message."""
     try:
         record = _decode(data)
+    except msgspec.DecodeError as exc:
+        fixed = repair(data)  # (a byte-order mark; a lone surrogate escape: the half character)
+        if fixed is None:
+            return None, f"{decode_error(exc)} (the whole chat is one record)"
+        return _decode_whole(fixed, skips)
     except UnicodeDecodeError:
         skips.add(INVALID_UTF8)
-        try:
-            record = _decode(data.decode("utf-8", "replace").encode())
-        except DECODE_ERRORS as exc:
-            return None, f"{decode_error(exc)} (the whole chat is one record)"
+        return _decode_whole(data.decode("utf-8", "replace").encode(), skips)
     except DECODE_ERRORS as exc:  # mid-rewrite or corrupt: retried on next change
         return None, f"{decode_error(exc)} (the whole chat is one record)"
     if not isinstance(record, dict):
