@@ -50,6 +50,7 @@ class Writer:
     def commit(self, chunk: ChunkOutput, known: dict[str, dict], result: Tally) -> None:
         """Record a chunk's files, documents and segment in one transaction (the caller publishes)."""
         affected: set[str] = set()
+        pending: list[tuple[JobOutput, list[tuple]]] = []  # each file's document rows
         with self.catalog.write() as db:
             for out in chunk.outputs:
                 key = str(out.file.path)
@@ -63,20 +64,41 @@ class Writer:
                 # file only: its rows are rolled back and it is kept as an error.
                 db.execute("SAVEPOINT one_file")
                 try:
-                    self.store_file(db, out, row, known, affected, result)
+                    pending.append((out, self.store_file(db, out, row, known, affected, result)))
                 except UNSTORABLE as exc:
                     db.execute("ROLLBACK TO one_file")
                     self.store_unstorable(db, out, row, known, affected, exc)
                 db.execute("RELEASE one_file")
+            self.store_docs(db, pending, known, affected)
             if chunk.segment:
                 db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (chunk.segment, chunk.n_docs))
             result.note(session_rows.rebuild(db, affected, self.config))
             self.bump(db)
 
+    def store_docs(
+        self, db, pending: list[tuple[JobOutput, list[tuple]]], known: dict[str, dict], affected: set[str]
+    ) -> None:
+        """The chunk's document rows in one statement (file by file only when one is refused)."""
+        db.execute("SAVEPOINT all_docs")
+        try:
+            db.executemany(_INSERT_DOCS, [row for _, rows in pending for row in rows])
+        except UNSTORABLE:
+            db.execute("ROLLBACK TO all_docs")
+            for out, rows in pending:
+                db.execute("SAVEPOINT one_file")
+                try:
+                    db.executemany(_INSERT_DOCS, rows)
+                except UNSTORABLE as exc:
+                    db.execute("ROLLBACK TO one_file")
+                    self.store_unstorable(db, out, known.get(str(out.file.path)), known, affected, exc)
+                db.execute("RELEASE one_file")
+        db.execute("RELEASE all_docs")
+
     def store_file(
         self, db, out: JobOutput, row: dict | None, known: dict[str, dict], affected: set[str], result: Tally
-    ) -> None:
-        """The rows of one file read: its file row, the documents it replaces and adds, its usage."""
+    ) -> list[tuple]:
+        """The rows of one file read: its file row, the documents it replaces, its usage;
+        returns the rows of the documents it adds (stored with the chunk's)."""
         key = str(out.file.path)
         file_id = self.upsert_file(db, out, row)
         if row is None:
@@ -95,7 +117,6 @@ class Writer:
              d.body[:BODY_CHARS])
             for doc_id, d in zip(out.doc_ids.tolist(), out.docs, strict=True)
         ]  # fmt: skip
-        db.executemany(_INSERT_DOCS, rows)
         # (all stored: only now does the sync's tally and the writer's map count it)
         known[key] = {**(row or {}), "file_id": file_id, "path": key, "session_id": out.meta.session_id}
         if row and row.get("session_id") and row["session_id"] != out.meta.session_id:
@@ -107,6 +128,7 @@ class Writer:
         result.skipped += out.skipped
         if out.summaries or (out.replace and out.file.kind == MAIN):
             result.need_links = True
+        return rows
 
     def store_unstorable(
         self, db, out: JobOutput, row: dict | None, known: dict[str, dict], affected: set[str], exc: Exception
