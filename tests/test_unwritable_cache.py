@@ -74,7 +74,8 @@ def _indexed(home: Path, env: dict[str, str]) -> int:
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "disk"
     mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
+    command = ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)]
+    made = subprocess.run(command, capture_output=True, text=True)
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here (the injected full disk below runs instead): {made.stderr.strip()}")
     try:
