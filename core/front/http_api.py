@@ -30,7 +30,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core.arguments import not_boolean, not_integer, out_of_bounds
+from core.arguments import not_boolean, not_integer, out_of_bounds, search_query
 from core.errors import BadInput, RelayError
 from core.views import session_list_dict, session_message_dict
 
@@ -136,9 +136,7 @@ def _handlers(archive: Archive) -> list[Route]:
         p = request.query_params
 
         def query() -> dict[str, Any]:
-            q = (p.get("q") or p.get("query") or "").strip()
-            if not q:
-                raise BadInput("Missing query: pass ?q=WORDS")
+            q = search_query(p.get("q") or p.get("query") or "")  # (?q=WORDS)
             hits = archive.search(
                 q, limit=_int(p, "limit", 10, 1, 500), project=_opt(p, "project"),
                 slug=_opt(p, "slug"), session_id=_opt(p, "session_id"), agent=_opt(p, "agent"),
