@@ -68,3 +68,73 @@ def test_http_refuses_an_empty_query(http: TestClient, params: dict[str, str]) -
 def test_a_query_of_words_still_answers_everywhere(home: Path, http: TestClient) -> None:
     assert run_cli(home, "search", " aardvark ").returncode == 0
     assert http.get("/search", params={"q": " aardvark "}).json()["results"]
+
+
+# --- item 8: HTTP hardening ---------------------------------------------------------------------
+
+
+def test_a_blank_token_is_refused_on_every_bind(home: Path) -> None:
+    for host in ("0.0.0.0", "127.0.0.1"):
+        for token in (" ", "", "\t"):
+            proc = run_cli(home, "serve", "--host", host, "--token", token, "--port", "0")
+            assert proc.returncode == 1 and b"--token must not be blank" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("host", ["[::1].evil.example", "[::1]x", "[::1]:80.evil", "localhost.evil.example",
+                                  "127.0.0.1:80:81", "localhost:8o", "[::1"])  # fmt: skip
+def test_a_host_that_only_starts_like_loopback_is_refused(http: TestClient, host: str) -> None:
+    response = http.get("/sessions", headers={"Host": host})
+    assert response.status_code == 421 and response.json() == {"error": "Invalid Host header"}
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost:8765", "[::1]", "[::1]:8765"])
+def test_loopback_hosts_still_pass(http: TestClient, host: str) -> None:
+    assert http.get("/sessions", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("ref", ["dana/poison-claude-main", "a/b/c", "%2F"])
+def test_a_reference_with_a_slash_gets_the_json_error_body(http: TestClient, ref: str) -> None:
+    response = http.get(f"/sessions/{ref}/messages")
+    assert response.status_code in (400, 404) and response.headers["content-type"] == "application/json"
+    assert response.json()["error"]
+
+
+def test_an_unknown_path_gets_the_json_error_body(http: TestClient) -> None:
+    response = http.get("/no/such/route")
+    assert response.status_code == 404 and response.json() == {"error": "Not Found"}
+
+
+def test_a_slow_header_connection_is_closed(archive: Archive) -> None:
+    import socket
+    import threading
+
+    import uvicorn
+
+    from core.front.http_conn import header_deadline_protocol
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(build_http_app(archive), log_level="warning", http=header_deadline_protocol(0.3))
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        ready = threading.Event()
+        while not server.started:  # (readiness, not a fixed sleep)
+            ready.wait(0.01)
+        port = sock.getsockname()[1]
+        slow = socket.create_connection(("127.0.0.1", port))
+        slow.sendall(b"GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+        slow.settimeout(30)
+        assert slow.recv(1024) == b"", "the server kept a connection that never finished its headers"
+        idle = socket.create_connection(("127.0.0.1", port))  # connects and sends nothing
+        idle.settimeout(30)
+        assert idle.recv(1024) == b""
+        fast = socket.create_connection(("127.0.0.1", port))  # a whole request is still answered
+        fast.sendall(b"GET /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        fast.settimeout(30)
+        assert fast.recv(1024).startswith(b"HTTP/1.1 200")
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
