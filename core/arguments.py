@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .config import AGENTS
 from .errors import BadInput
 
 # One rule for every front end (CLI exit 1, MCP tool error, HTTP 400): a query with no
@@ -21,6 +22,17 @@ def search_query(query: Any) -> str:
     if not isinstance(query, str) or not query.strip():
         raise BadInput(EMPTY_QUERY)
     return query
+
+
+def agent_filter(agent: Any) -> str | None:
+    """An ``agent`` filter: None or one of the agents relay-search reads (any case);
+    anything else is a bad argument naming them, never an empty answer."""
+    if agent is None or (isinstance(agent, str) and not agent.strip()):
+        return None
+    name = agent.strip().lower() if isinstance(agent, str) else agent
+    if name not in AGENTS:
+        raise BadInput(f"agent must be one of {', '.join(AGENTS)}, not {agent!r}")
+    return name
 
 
 def out_of_bounds(name: str, value: Any, lo: int | float | None, hi: int | float | None) -> str:

@@ -138,3 +138,30 @@ def test_a_slow_header_connection_is_closed(archive: Archive) -> None:
         server.should_exit = True
         thread.join(10)
         sock.close()
+
+
+# --- item 9: answers that say exactly what they did ---------------------------------------------
+
+
+def test_an_unknown_agent_is_a_bad_argument_naming_the_agents(home: Path, http: TestClient) -> None:
+    line = "agent must be one of claude, codex, gemini, ash, not 'cursor'"
+    for command in (["search", "aardvark"], ["list"]):
+        proc = run_cli(home, *command, "--agent", "cursor")
+        assert proc.returncode == 1 and proc.stderr.decode() == f"relay-search: {line}\n"
+    for path, params in (("/search", {"q": "aardvark", "agent": "cursor"}), ("/sessions", {"agent": "cursor"})):
+        response = http.get(path, params=params)
+        assert response.status_code == 400 and response.json() == {"error": line}
+    assert run_cli(home, "list", "--agent", "Codex").returncode == 0  # (any case)
+
+
+async def test_mcp_unknown_agent_and_message_context_total(archive: Archive, home: Path) -> None:
+    async with Client(build_server(archive), raise_exceptions=True) as client:
+        for tool, args in (("search_history", {"query": "aardvark"}), ("list_sessions", {})):
+            result = await client.call_tool(tool, {**args, "agent": "cursor"})
+            assert result.is_error and "claude, codex, gemini, ash" in result.content[0].text  # type: ignore[union-attr]
+        hit = (await client.call_tool("search_history", {"query": "caracal"})).structured_content["results"][0]
+        where = {"session_id": hit["session_id"], "sequence": hit["sequence"]}
+        context = await client.call_tool("get_message_context", {**where, "before": 1, "after": 1})
+        ctx = context.structured_content
+        returned = len(ctx["previous"]) + 1 + len(ctx["following"])
+        assert returned == 3 and ctx["total_messages"] == returned  # (SPEC seed 003: the messages returned)

@@ -118,7 +118,7 @@ def message_context(
             previous=tuple(clipped[:at]), current=clipped[at], following=tuple(clipped[at + 1 :]),
             has_more_before=lo > 0, has_more_after=hi < len(messages), first_sequence=shown[0].sequence,
             last_sequence=shown[-1].sequence, session_id=info.session_id, project=info.project, ref=ref,
-            total_messages=total, cut=cut,
+            total_messages=len(shown), cut=cut,  # (the messages returned: SPEC seed 003)
         )  # fmt: skip
 
     where = "ask for fewer neighbours (before/after), or read it whole with the HTTP messages API"
