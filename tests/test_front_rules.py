@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from mcp import Client
@@ -165,3 +166,35 @@ async def test_mcp_unknown_agent_and_message_context_total(archive: Archive, hom
         ctx = context.structured_content
         returned = len(ctx["previous"]) + 1 + len(ctx["following"])
         assert returned == 3 and ctx["total_messages"] == returned  # (SPEC seed 003: the messages returned)
+
+
+def test_message_times_come_back_in_utc(tmp_path: Path) -> None:
+    from .hostile_support import exchange, write_jsonl
+
+    sid = "44444444-4444-4444-8444-444444444444"
+    records = exchange(sid, "a prompt about the offset okapi", "The okapi answer.", "2026-11-01T12:20:00.000+02:00")
+    records[1]["timestamp"] = "2026-11-01T12:21:30.5+02:00"
+    write_jsonl(tmp_path / ".claude" / "projects" / "-home-t-proj" / f"{sid}.jsonl", records)
+    with open_archive(tmp_path) as archive:
+        http = TestClient(build_http_app(archive), base_url="http://127.0.0.1")
+        messages = http.get(f"/sessions/{sid}/messages").json()["messages"]
+        assert [m["timestamp"] for m in messages] == ["2026-11-01T10:20:00.000Z", "2026-11-01T10:21:30.500Z"]
+        later = http.get(f"/sessions/{sid}/messages", params={"since": "2026-11-01T10:20:30Z"}).json()["messages"]
+        assert [m["text"] for m in later] == ["The okapi answer."]
+    shown = run_cli(tmp_path, "show", sid, "--json")
+    assert b"+02:00" not in shown.stdout and b"2026-11-01T10:20:00.000Z" in shown.stdout
+
+
+@pytest.mark.parametrize("ref", ["poison-claude-main#\uff11", "poison-claude-main#1:\uff10", "poison-claude-main#\u0661",
+                                 "11111111:\u0660"])  # fmt: skip
+async def test_references_with_other_digits_are_refused_everywhere(home: Path, archive: Archive, http: TestClient,
+                                                                   ref: str) -> None:  # fmt: skip
+    line = f"Bad reference {ref!r}: session and turn numbers are written with the digits 0-9"
+    proc = run_cli(home, "show", ref)
+    assert proc.returncode == 1 and proc.stderr.decode() == f"relay-search: {line}\n"
+    response = http.get(f"/sessions/{quote(ref, safe='')}/messages")  # ('#' starts a URL's fragment)
+    assert response.status_code == 400 and response.json() == {"error": line}
+    async with Client(build_server(archive), raise_exceptions=True) as client:
+        result = await client.call_tool("get_conversation", {"session_id_or_slug": ref})
+    assert result.is_error and result.content[0].text == line  # type: ignore[union-attr]
+    assert run_cli(home, "show", "poison-claude-main#1").returncode == 0  # (ASCII digits: as ever)

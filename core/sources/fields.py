@@ -13,11 +13,12 @@ reads one:
 * :func:`label` — an id, a model name, a role: a non-empty ``str`` or None,
   at most :data:`MAX_LABEL` characters (a longer one is not an id an agent wrote).
 * :func:`timestamp` — a time: a known ISO 8601 string (see
-  :func:`core.timeutil.clean_ts`) or None.
+  :func:`core.timeutil.clean_ts`) in UTC, ending in ``Z``, or None.
 """
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from core.timeutil import clean_ts
@@ -41,5 +42,20 @@ def label(value: Any) -> str | None:
 
 
 def timestamp(value: Any) -> str | None:
-    """A known ISO 8601 time as a string, else None."""
-    return clean_ts(value)
+    """A known ISO 8601 time as a UTC string ending in ``Z`` (so string order is time
+    order, and a ``since`` in UTC compares with it), else None.
+
+    What agents write in UTC (``…Z``) is kept as written; an offset (``+02:00``) is
+    converted, and a time without one is taken as UTC.
+    """
+    known = clean_ts(value)
+    if known is None or known.endswith(("Z", "z")):
+        return known
+    try:
+        moment = datetime.fromisoformat(known)
+        moment = moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    except (ValueError, OverflowError):  # (0001-01-01T00:00+14:00 has no UTC time)
+        return None
+    micro = moment.microsecond
+    fraction = f".{micro // 1000:03d}" if micro % 1000 == 0 else f".{micro:06d}"
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + fraction + "Z"
