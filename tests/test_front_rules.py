@@ -198,3 +198,23 @@ async def test_references_with_other_digits_are_refused_everywhere(home: Path, a
         result = await client.call_tool("get_conversation", {"session_id_or_slug": ref})
     assert result.is_error and result.content[0].text == line  # type: ignore[union-attr]
     assert run_cli(home, "show", "poison-claude-main#1").returncode == 0  # (ASCII digits: as ever)
+
+
+async def test_a_session_filter_then_a_time_in_another_session_gives_its_nearest_turns(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from .test_mcp import SLUG, T0, write_corpus
+
+    write_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        async with Client(build_server(archive), raise_exceptions=True) as client:
+            elsewhere = (T0 + timedelta(minutes=1)).isoformat()  # (a time in session 1)
+            result = await client.call_tool(
+                "get_conversation", {"session_id_or_slug": SLUG, "session": "2", "around_timestamp": elsewhere}
+            )
+            page = result.structured_content
+            assert not result.is_error and page["turns"] and page["total_turns"] == len(page["turns"]) > 0
+            assert page["ref"] == f"{SLUG}#2" and {t["timestamp"][:10] for t in page["turns"]} == {"2025-06-02"}
+            whole = {"session_id_or_slug": SLUG, "around_timestamp": elsewhere}  # (no session: the time decides)
+            inside = (await client.call_tool("get_conversation", whole)).structured_content
+            assert {t["timestamp"][:10] for t in inside["turns"]} == {"2025-06-01"}
