@@ -185,8 +185,12 @@ def test_message_times_come_back_in_utc(tmp_path: Path) -> None:
     assert b"+02:00" not in shown.stdout and b"2026-11-01T10:20:00.000Z" in shown.stdout
 
 
-@pytest.mark.parametrize("ref", ["poison-claude-main#\uff11", "poison-claude-main#1:\uff10", "poison-claude-main#\u0661",
-                                 "11111111:\u0660"])  # fmt: skip
+OTHER_DIGITS = [
+    "poison-claude-main#\uff11", "poison-claude-main#1:\uff10", "poison-claude-main#\u0661", "11111111:\u0660"
+]
+
+
+@pytest.mark.parametrize("ref", OTHER_DIGITS)
 async def test_references_with_other_digits_are_refused_everywhere(home: Path, archive: Archive, http: TestClient,
                                                                    ref: str) -> None:  # fmt: skip
     line = f"Bad reference {ref!r}: session and turn numbers are written with the digits 0-9"
