@@ -54,8 +54,11 @@ class Archive:
         self.cache = config.cache_path
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
-        self.writer = writer and self._lock.acquire(lock_wait)
-        catalog, self.rebuilt = opening.open_cache(self.cache, writer=self.writer, verify=verify)
+        self.writer, note = opening.take_writer_lock(self._lock, writer, lock_wait)
+        # (cache_note: the cache answers but cannot be updated — a full disk, a read-only directory)
+        catalog, self.rebuilt, self.writer, self.cache_note = opening.open_cache_for(
+            self.cache, self._lock, writer=self.writer, verify=verify, note=note
+        )
         self.tags = TagStore(config.data_path)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None

@@ -9,6 +9,31 @@ from __future__ import annotations
 
 from typing import Any
 
+from .config import AGENTS
+from .errors import BadInput
+
+# One rule for every front end (CLI exit 1, MCP tool error, HTTP 400): a query with no
+# characters but whitespace is a bad argument, never "no matches" nor an empty list.
+EMPTY_QUERY = "query must not be empty: give the words to search for"
+
+
+def search_query(query: Any) -> str:
+    """``query`` when it holds something besides whitespace; else :data:`EMPTY_QUERY`."""
+    if not isinstance(query, str) or not query.strip():
+        raise BadInput(EMPTY_QUERY)
+    return query
+
+
+def agent_filter(agent: Any) -> str | None:
+    """An ``agent`` filter: None or one of the agents relay-search reads (any case);
+    anything else is a bad argument naming them, never an empty answer."""
+    if agent is None or (isinstance(agent, str) and not agent.strip()):
+        return None
+    name = agent.strip().lower() if isinstance(agent, str) else agent
+    if name not in AGENTS:
+        raise BadInput(f"agent must be one of {', '.join(AGENTS)}, not {agent!r}")
+    return name
+
 
 def out_of_bounds(name: str, value: Any, lo: int | float | None, hi: int | float | None) -> str:
     if lo is not None and hi is not None:
@@ -47,7 +72,7 @@ def validation_line(errors: list[dict[str, Any]], schema: dict[str, Any]) -> str
     if kind.startswith("bool_"):
         return not_boolean(name, value)
     if kind == "string_too_short":
-        return f"{name} must not be empty"
+        return EMPTY_QUERY if name == "query" else f"{name} must not be empty"
     if kind == "literal_error":
         expected = (error.get("ctx") or {}).get("expected", "")
         return f"{name} must be {expected}, not {value!r}"

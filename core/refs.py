@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .errors import BadInput
 
 MIN_PREFIX = 8
-_TURN = re.compile(r"^\d+$")
+_TURN = re.compile(r"^[0-9]+$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,8 @@ def parse_reference(text: str) -> Reference:
     ref = (text or "").strip()
     if not ref:
         raise BadInput("Empty reference: give a slug, slug#4-5, slug#4:12, a session id or id:12")
+    if any(c.isdigit() and not c.isascii() for c in ref):  # (full-width １, Arabic-Indic ١: one rule)
+        raise BadInput(f"Bad reference {ref!r}: session and turn numbers are written with the digits 0-9")
     if "#" in ref:
         name, _, rest = ref.partition("#")
         sessions, turn = rest, None

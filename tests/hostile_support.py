@@ -42,16 +42,25 @@ def write_jsonl(path: Path, records: list[dict], mode: str = "w") -> Path:
     return path
 
 
-def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
-    """``relay-search ARGS`` as a user runs it (HOME pointed at ``home``); never a traceback."""
+def cli_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of a user's shell with HOME at ``home`` (PYTHONPATH kept, so a
+    checkout's code is what runs)."""
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    proc = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, timeout=120)
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return {**env, **extra}
+
+
+def run_cli(home: Path, *args: str, env: dict[str, str] | None = None, **kw) -> subprocess.CompletedProcess:
+    """``relay-search ARGS`` as a user runs it (HOME pointed at ``home``); never a traceback."""
+    environ = cli_env(home, **(env or {}))
+    proc = subprocess.run([str(SCRIPT), *args], env=environ, capture_output=True, timeout=120, **kw)
     stderr = proc.stderr.decode("utf-8", "replace")
     assert "Traceback" not in stderr and "unexpected error" not in stderr, stderr
     return proc
 
 
-def cli_json(home: Path, *args: str):
-    proc = run_cli(home, *args, "--json")
+def cli_json(home: Path, *args: str, env: dict[str, str] | None = None):
+    proc = run_cli(home, *args, "--json", env=env)
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
     return json.loads(proc.stdout)

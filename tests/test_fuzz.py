@@ -102,7 +102,10 @@ def template(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 
 # --- mutations -------------------------------------------------------------------------
 
-WRONG_VALUES = st.sampled_from([{}, [], 0, -1, 1.5, True, False, None, "", "x", [[]], {"a": {}}, ["x", 1], {"type": {}}])
+WRONG_VALUES = st.sampled_from([
+    {}, [], 0, -1, 1.5, True, False, None, "", "x", [[]], {"a": {}}, ["x", 1], {"type": {}},
+    2**63, 2**64, -(2**63) - 1, 10**30, 1e308, "\ud83d", "\ufeff", "9999-12-31T23:59:59-23:59",  # (issue 24)
+])
 
 
 def _deep(depth: int) -> str:
@@ -176,11 +179,17 @@ def _claude_text_has_words(record: dict) -> bool:
 def mutate(draw, agent: str, line: bytes, plan: Plan) -> list[bytes]:
     """One line of a file, mutated; returns the line(s) that replace it."""
     words = set(WORD.findall(line))
-    kind = draw(st.sampled_from(["wrong-type", "deep", "bad-utf8", "truncate", "non-object", "replay", "reuse-id"]))
+    kind = draw(st.sampled_from(
+        ["wrong-type", "deep", "bad-utf8", "truncate", "non-object", "replay", "reuse-id", "cut-emoji", "bom"]))
     record = json.loads(line)
     ignorable = agent.startswith("claude") and is_ignorable(line)
     if kind == "replay":
         return [line, line]  # a record written twice (resume): still found, never skipped
+    if kind == "cut-emoji":  # Node's JSON.stringify of a string cut mid-emoji: a lone surrogate
+        escape = draw(st.sampled_from([rb"\ud83d", rb"\uDC00", rb"\ud83d\ude00 \ud83d"]))
+        return [WORD.sub(lambda m: m.group(1) + b" " + escape, line, count=1)]  # read, half character replaced
+    if kind == "bom":
+        return [b"\xef\xbb\xbf" + line]  # a byte-order mark (an editor's): costs nothing
     if kind == "reuse-id":
         if agent == "gemini" or not words:  # Gemini upserts by id: a new text replaces the old
             return [line]

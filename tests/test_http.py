@@ -273,4 +273,4 @@ def test_routes_exist() -> None:
     """The app factory needs nothing but an archive-like object to build its routes."""
     app = build_http_app(object())  # type: ignore[arg-type]
     paths = {getattr(route, "path", None) for route in app.routes}
-    assert {"/sessions", "/sessions/{session_id}/messages", "/search", "/mcp"} <= paths
+    assert {"/sessions", "/sessions/{session_id:path}/messages", "/search", "/mcp"} <= paths

@@ -9,6 +9,7 @@ another schema version, or corrupt.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -118,7 +119,8 @@ def out_of_space(exc: BaseException) -> bool:
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
         return True
     if isinstance(exc, sqlite3.Error):
-        return getattr(exc, "sqlite_errorcode", None) == 13 or "disk is full" in str(exc)  # SQLITE_FULL
+        # SQLITE_FULL; SQLITE_IOERR_SHMSIZE (the WAL index could not grow: a full disk)
+        return getattr(exc, "sqlite_errorcode", None) in (13, 4874) or "disk is full" in str(exc)
     return False
 
 
@@ -126,6 +128,45 @@ def not_damage(exc: BaseException) -> bool:
     """A full disk, or a database busy or locked by another connection: keep the cache."""
     code = getattr(exc, "sqlite_errorcode", None)
     return out_of_space(exc) or (code is not None and code & 0xFF in (5, 6))  # SQLITE_BUSY, SQLITE_LOCKED
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    """Roll back what is open (SQLite itself already rolled back after some errors, a
+    full disk among them: a second ROLLBACK would hide the first error)."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+
+
+def unwritable(exc: BaseException) -> bool:
+    """Whether an error means the cache directory cannot be written (read-only, no permission)."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF == 8  # SQLITE_READONLY and its kinds
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection; where SQLite cannot make or grow the WAL's shared-memory
+    file (a directory this process cannot write, a full disk), one that reads the
+    file as it is."""
+    if not path.is_file():
+        raise sqlite3.OperationalError(f"unable to open database file: {path}")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.OperationalError as exc:
+        if not out_of_space(exc) and os.access(path.parent, os.W_OK) and not _read_only_mount(path.parent):
+            raise
+    # (immutable: no locks, no -shm; what a writer never checkpointed into the file is not seen)
+    return sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False, timeout=10)
+
+
+def _read_only_mount(directory: Path) -> bool:
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -180,13 +221,15 @@ class Catalog:
         if conn is None:
             try:
                 if self.readonly:
-                    conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+                    conn = _connect_read_only(self.path)
                 else:
                     conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
                     conn.execute("PRAGMA journal_mode=WAL")
                     conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA busy_timeout=10000")
             except sqlite3.DatabaseError as exc:
+                if not_damage(exc) or unwritable(exc):
+                    raise  # (a full disk, a read-only directory: the cache is fine)
                 raise CatalogError(f"cannot open the catalog: {exc}") from exc
             self._local.conn = conn
             self._conns.append(conn)
@@ -215,9 +258,13 @@ class Catalog:
             db = self.catalog.db
             try:
                 if exc_type is None:
-                    db.execute("COMMIT")
+                    try:
+                        db.execute("COMMIT")
+                    except sqlite3.Error:
+                        _rollback(db)  # (a commit a full disk refused: leave no transaction open)
+                        raise
                 else:
-                    db.execute("ROLLBACK")
+                    _rollback(db)
             finally:
                 self.catalog._write_lock.release()
 

@@ -225,6 +225,16 @@ def _missing(job: Job) -> JobOutput:
     return out
 
 
+def failed_output(out: JobOutput, error: str) -> JobOutput:
+    """``out``'s file kept as an error: nothing of what was read from it is stored."""
+    return JobOutput(
+        file=out.file, size=out.size, mtime_ns=out.mtime_ns, inode=out.inode, offset=0, replace=True,
+        meta=FileMeta(), skipped=0, state={}, summaries=[], hashes=np.zeros(0, dtype=np.int64),
+        record_hashes=np.zeros(0, dtype=np.int64), docs=[], postings=Postings.empty(), n_messages=0, n_turns=0,
+        file_id=out.file_id, error=error,
+    )
+
+
 def _failed(job: Job, stat: os.stat_result | None, error: str | None) -> JobOutput:
     return JobOutput(
         file=job.file,

@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol
 
+from core.errors import OutOfSpace, StoreError
 from core.index.bm25 import Snapshot
 from core.index.segment import SegmentError
 from core.views import Progress, UpdateResult
 
-from .catalog import Catalog, CatalogError, disk_full_is_an_error, is_damage
+from .catalog import Catalog, CatalogError, disk_full_is_an_error, is_damage, out_of_space, unwritable
 from .indexer import Indexer
-from .store import open_catalog
+from .store import WriterLock, open_catalog
 from .upkeep import Upkeep
 
 
@@ -45,6 +46,52 @@ def open_cache(cache: Path, *, writer: bool, verify: bool) -> tuple[Catalog, str
         wait_for_writer(cache)
     with disk_full_is_an_error():
         return open_catalog(cache, writer=writer, verify=verify)
+
+
+# --- a cache that cannot be written: answer from it, read-only, and say so once -------------
+
+
+def cannot_update(cache: Path, exc: BaseException) -> str:
+    """The one line a front end prints when the cache answers but cannot be updated."""
+    why = "the disk is full" if out_of_space(exc) else "it is read-only"
+    detail = getattr(exc, "strerror", None) or str(exc).split(" (", 1)[0]
+    return (f"relay-search: the cache at {cache} could not be updated ({why}: {detail}); "
+            "answering from what it already holds")  # fmt: skip
+
+
+def take_writer_lock(lock: WriterLock, want: bool, wait: float) -> tuple[bool, str | None]:
+    """Whether this process writes the cache, and the line saying why not when it
+    wanted to but the cache directory cannot be written (read-only, full)."""
+    if not want:
+        return False, None
+    try:
+        return lock.acquire(wait), None
+    except OSError as exc:
+        if not (unwritable(exc) or out_of_space(exc)):
+            raise
+        return False, cannot_update(lock.path.parent, exc)
+
+
+def open_cache_for(
+    cache: Path, lock: WriterLock, *, writer: bool, verify: bool, note: str | None
+) -> tuple[Catalog, str | None, bool, str | None]:
+    """(catalog, rebuilt line, writer, cannot-update line): a writer that cannot open the
+    catalog for writing (a full disk, a read-only file) gives the lock back and reads it."""
+    if writer:
+        try:
+            catalog, rebuilt = open_cache(cache, writer=True, verify=verify)
+            return catalog, rebuilt, True, None
+        except (OutOfSpace, OSError, sqlite3.OperationalError) as exc:
+            cause = exc.__cause__ if isinstance(exc, OutOfSpace) and exc.__cause__ else exc
+            if not (isinstance(exc, OutOfSpace) or unwritable(cause)):
+                raise
+            lock.release()
+            note = cannot_update(cache, cause)
+    if note is not None and not (cache / "catalog.sqlite").is_file():
+        reason = note.removeprefix("relay-search: ").removesuffix("; answering from what it already holds")
+        raise StoreError(f"{reason}, and it holds no index yet")
+    catalog, rebuilt = open_cache(cache, writer=False, verify=verify)
+    return catalog, rebuilt, False, note
 
 
 def wait_for_writer(cache: Path) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from core.index.tokenize import TOKENIZER_VERSION
 from core.sources import PARSER_VERSION
 
-from .catalog import Catalog, CatalogError, not_damage
+from .catalog import Catalog, CatalogError, not_damage, unwritable
 
 # What the cached index was made with; any difference means a rebuild. ("every
 # project": older caches held only the projects their writer's --pattern selected;
@@ -44,7 +44,7 @@ class WriterLock:
     def acquire(self, wait: float = 0.0) -> bool:
         """Take the lock, polling for at most ``wait`` seconds if it is held."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # (OSError: a read-only cache, the caller's to say)
         deadline = time.monotonic() + wait
         while True:
             try:
@@ -120,8 +120,8 @@ def open_catalog(cache: Path, *, writer: bool, verify: bool = False) -> tuple[Ca
             if verify:
                 catalog.check_integrity()
         except (sqlite3.DatabaseError, OSError) as exc:
-            if not_damage(exc):
-                raise
+            if not_damage(exc) or unwritable(exc):
+                raise  # (a full disk, a read-only cache: kept, and read)
             raise CatalogError(f"the catalog is unreadable: {exc}") from exc
     except CatalogError as exc:
         reason = f"relay-search: rebuilding the cache ({exc})"

@@ -10,6 +10,7 @@ catalog, and from the indexer, which orders the work and publishes snapshots.
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import msgspec
 
@@ -21,9 +22,22 @@ from core.views import UpdateResult
 from . import sessions as session_rows
 from . import usage_records as usage_rows
 from .catalog import Catalog
-from .ingest import BODY_CHARS, ChunkOutput, JobOutput
+from .ingest import BODY_CHARS, ChunkOutput, JobOutput, failed_output
 
 _encode_state = msgspec.msgpack.Encoder().encode
+
+# What storing one file's rows may raise that is that file's fault, not the cache's:
+# a value SQLite cannot hold (an int past 64 bits, a string it cannot encode, a type
+# it does not know, a constraint). (A full disk or a locked cache is the batch's.)
+UNSTORABLE = (
+    OverflowError, ValueError, TypeError, sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.ProgrammingError
+)
+_INSERT_DOCS = (
+    "INSERT INTO docs(doc_id, file_id, turn, part, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?,?)"
+)
+_TOMBSTONE_PARTS = (
+    "INSERT OR IGNORE INTO tombstones(doc_id) SELECT doc_id FROM docs WHERE file_id=? AND turn=? AND part=?"
+)
 
 
 class Writer:
@@ -36,7 +50,7 @@ class Writer:
     def commit(self, chunk: ChunkOutput, known: dict[str, dict], result: Tally) -> None:
         """Record a chunk's files, documents and segment in one transaction (the caller publishes)."""
         affected: set[str] = set()
-        doc_rows: list[tuple] = []
+        pending: list[tuple[JobOutput, list[tuple]]] = []  # each file's document rows
         with self.catalog.write() as db:
             for out in chunk.outputs:
                 key = str(out.file.path)
@@ -46,40 +60,90 @@ class Writer:
                         self.drop_file(db, row["file_id"], affected, row.get("session_id"))
                         known.pop(key, None)
                     continue
-                file_id = self.upsert_file(db, out, row)
-                known[key] = {**(row or {}), "file_id": file_id, "path": key, "session_id": out.meta.session_id}
-                if row and row.get("session_id") and row["session_id"] != out.meta.session_id:
-                    affected.add(row["session_id"])
-                if out.meta.session_id:
-                    affected.add(out.meta.session_id)
-                if row is None:
-                    pass  # a new file has no documents to replace
-                elif out.replace:
-                    _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
-                    db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
-                elif out.docs:
-                    # an append re-emits the passages it changed: replace those
-                    keys = [(file_id, d.turn, d.part) for d in out.docs]
-                    db.executemany("INSERT OR IGNORE INTO tombstones(doc_id) SELECT doc_id FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
-                    db.executemany("DELETE FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
-                usage_rows.store(db, file_id, out.usage, replace=row is not None and out.replace)
-                doc_rows.extend(
-                    (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
-                    for doc_id, d in zip(out.doc_ids.tolist(), out.docs)
-                )
-                result.files_read += 1
-                result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
-                result.skipped += out.skipped
-                if out.summaries or (out.replace and out.file.kind == MAIN):
-                    result.need_links = True
-            db.executemany(
-                "INSERT INTO docs(doc_id, file_id, turn, part, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?,?)",
-                doc_rows,
-            )
+                # A file whose rows cannot be stored (a value SQLite refuses) costs that
+                # file only: its rows are rolled back and it is kept as an error.
+                db.execute("SAVEPOINT one_file")
+                try:
+                    pending.append((out, self.store_file(db, out, row, known, affected, result)))
+                except UNSTORABLE as exc:
+                    db.execute("ROLLBACK TO one_file")
+                    self.store_unstorable(db, out, row, known, affected, exc)
+                db.execute("RELEASE one_file")
+            self.store_docs(db, pending, known, affected)
             if chunk.segment:
                 db.execute("INSERT INTO segments(name, n_docs) VALUES(?, ?)", (chunk.segment, chunk.n_docs))
             result.note(session_rows.rebuild(db, affected, self.config))
             self.bump(db)
+
+    def store_docs(
+        self, db, pending: list[tuple[JobOutput, list[tuple]]], known: dict[str, dict], affected: set[str]
+    ) -> None:
+        """The chunk's document rows in one statement (file by file only when one is refused)."""
+        db.execute("SAVEPOINT all_docs")
+        try:
+            db.executemany(_INSERT_DOCS, [row for _, rows in pending for row in rows])
+        except UNSTORABLE:
+            db.execute("ROLLBACK TO all_docs")
+            for out, rows in pending:
+                db.execute("SAVEPOINT one_file")
+                try:
+                    db.executemany(_INSERT_DOCS, rows)
+                except UNSTORABLE as exc:
+                    db.execute("ROLLBACK TO one_file")
+                    self.store_unstorable(db, out, known.get(str(out.file.path)), known, affected, exc)
+                db.execute("RELEASE one_file")
+        db.execute("RELEASE all_docs")
+
+    def store_file(
+        self, db, out: JobOutput, row: dict | None, known: dict[str, dict], affected: set[str], result: Tally
+    ) -> list[tuple]:
+        """The rows of one file read: its file row, the documents it replaces, its usage;
+        returns the rows of the documents it adds (stored with the chunk's)."""
+        key = str(out.file.path)
+        file_id = self.upsert_file(db, out, row)
+        if row is None:
+            pass  # a new file has no documents to replace
+        elif out.replace:
+            _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
+            db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
+        elif out.docs:
+            # an append re-emits the passages it changed: replace those
+            keys = [(file_id, d.turn, d.part) for d in out.docs]
+            db.executemany(_TOMBSTONE_PARTS, keys)
+            db.executemany("DELETE FROM docs WHERE file_id=? AND turn=? AND part=?", keys)
+        usage_rows.store(db, file_id, out.usage, replace=row is not None and out.replace)
+        rows = [
+            (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain),
+             d.body[:BODY_CHARS])
+            for doc_id, d in zip(out.doc_ids.tolist(), out.docs, strict=True)
+        ]  # fmt: skip
+        # (all stored: only now does the sync's tally and the writer's map count it)
+        known[key] = {**(row or {}), "file_id": file_id, "path": key, "session_id": out.meta.session_id}
+        if row and row.get("session_id") and row["session_id"] != out.meta.session_id:
+            affected.add(row["session_id"])
+        if out.meta.session_id:
+            affected.add(out.meta.session_id)
+        result.files_read += 1
+        result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
+        result.skipped += out.skipped
+        if out.summaries or (out.replace and out.file.kind == MAIN):
+            result.need_links = True
+        return rows
+
+    def store_unstorable(
+        self, db, out: JobOutput, row: dict | None, known: dict[str, dict], affected: set[str], exc: Exception
+    ) -> None:
+        """Keep a file whose rows could not be stored as an error (``index --stats``
+        names it; retried when it changes): none of its documents is searchable."""
+        if out.doc_ids is not None and out.doc_ids.shape[0]:  # (already in the chunk's segment)
+            db.executemany("INSERT OR IGNORE INTO tombstones(doc_id) VALUES(?)", [(d,) for d in out.doc_ids.tolist()])
+        if row:
+            self.drop_file(db, row["file_id"], affected, row.get("session_id"))
+        failed = failed_output(out, f"could not be stored: {type(exc).__name__}: {exc}"[:500])
+        if row:
+            failed.file_id = int(row["file_id"])
+        key = str(out.file.path)
+        known[key] = {"file_id": self.upsert_file(db, failed, None), "path": key, "session_id": None}
 
     def upsert_file(self, db, out: JobOutput, row: dict | None) -> int:
         summaries = json.dumps(out.summaries) if out.summaries else None

@@ -25,12 +25,13 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from core.arguments import not_boolean, not_integer, out_of_bounds
+from core.arguments import not_boolean, not_integer, out_of_bounds, search_query
 from core.errors import BadInput, RelayError
 from core.views import session_list_dict, session_message_dict
 
@@ -61,6 +62,8 @@ def is_loopback(host: str) -> bool:
 
 def check_bind(host: str, token: str | None) -> None:
     """Refuse to expose someone's conversation history to the network unguarded."""
+    if token is not None and not token.strip():  # (a server nobody could log in to)
+        raise BadInput("--token must not be blank: pass a secret clients can send ('Authorization: Bearer SECRET')")
     if not is_loopback(host) and not token:
         raise BadInput(
             f"Refusing to listen on {host} without --token: anyone on the network could read "
@@ -136,9 +139,7 @@ def _handlers(archive: Archive) -> list[Route]:
         p = request.query_params
 
         def query() -> dict[str, Any]:
-            q = (p.get("q") or p.get("query") or "").strip()
-            if not q:
-                raise BadInput("Missing query: pass ?q=WORDS")
+            q = search_query(p.get("q") or p.get("query") or "")  # (?q=WORDS)
             hits = archive.search(
                 q, limit=_int(p, "limit", 10, 1, 500), project=_opt(p, "project"),
                 slug=_opt(p, "slug"), session_id=_opt(p, "session_id"), agent=_opt(p, "agent"),
@@ -178,7 +179,8 @@ def _handlers(archive: Archive) -> list[Route]:
 
     return [
         Route("/sessions", list_sessions, methods=["GET"]),
-        Route("/sessions/{session_id}/messages", session_messages, methods=["GET"]),
+        # (:path: a team reference holds a slash, ``dana/slug``)
+        Route("/sessions/{session_id:path}/messages", session_messages, methods=["GET"]),
         Route("/search", search, methods=["GET"]),
     ]
 
@@ -236,10 +238,17 @@ class Guard:
 
 
 def _loopback_host(host_header: str) -> bool:
+    """Whether a Host header names this machine: ``name`` or ``name:port`` exactly
+    (``[::1].evil.example`` is not ``[::1]``)."""
     if host_header.startswith("["):
-        name = host_header[1 : host_header.find("]")]
+        end = host_header.find("]")
+        name, rest = host_header[1:end], host_header[end + 1 :]
+        if end < 0 or not (rest == "" or (rest.startswith(":") and _port(rest[1:]))):
+            return False
     else:
-        name = host_header.rsplit(":", 1)[0]
+        name, colon, port = host_header.partition(":")
+        if colon and not _port(port):
+            return False
     return is_loopback(name)
 
 
@@ -261,9 +270,21 @@ def build_http_app(archive: Archive, *, token: str | None = None, host: str = "1
         async with server.session_manager.run():
             yield
 
-    app = Starlette(routes=[*_handlers(archive), *mcp_app.routes], lifespan=lifespan)
+    app = Starlette(
+        routes=[*_handlers(archive), *mcp_app.routes], lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error},  # (an unknown path gets the JSON error body too)
+    )  # fmt: skip
     app.add_middleware(Guard, token=token, loopback=is_loopback(host))
     return app
+
+
+def _port(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = getattr(exc, "status_code", 500)
+    return JSONResponse({"error": getattr(exc, "detail", None) or "Not Found"}, status_code=status)
 
 
 def uvicorn_log_config() -> dict[str, Any]:
@@ -279,7 +300,9 @@ def serve(archive: Archive, host: str = "127.0.0.1", port: int = 8765, token: st
     """Run the HTTP server until interrupted (blocking)."""
     import uvicorn
 
+    from .http_conn import header_deadline_protocol
+
     check_bind(host, token)
     app = build_http_app(archive, token=token, host=host)
     log.info("relay-search serving on http://%s:%d (MCP at /mcp)", host, port)
-    uvicorn.run(app, host=host, port=port, log_config=uvicorn_log_config())
+    uvicorn.run(app, host=host, port=port, log_config=uvicorn_log_config(), http=header_deadline_protocol())

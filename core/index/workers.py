@@ -21,6 +21,8 @@ import math
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,11 +78,81 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
 
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["core.archive.ingest", "core.index.workers"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+    _start_forkserver_deaf_to_ctrl_c()
+
+    class Pool(ProcessPoolExecutor):
+        def submit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            # (the first submit starts every worker: a Ctrl-C amid that left a worker
+            # starting after its queues were gone, and it printed why)
+            with _ctrl_c_deferred():
+                return super().submit(*args, **kwargs)
+
+        def __exit__(self, exc_type, exc, tb):  # type: ignore[no-untyped-def]
+            if exc_type is None:
+                return super().__exit__(exc_type, exc, tb)
+            # Ctrl-C (or a failure): stop now rather than finish every chunk; the next
+            # sync reads what was not committed. (SIGTERM ends a worker without a word.)
+            processes = list((self._processes or {}).values())
+            self.shutdown(wait=False, cancel_futures=True)  # (first: no worker is started after)
+            for process in processes:
+                process.terminate()
+            for process in processes:  # (gone before the queues they would read are)
+                process.join(5)
+            self.shutdown(wait=True)
+            return False
+
+    return Pool(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C that comes while the block runs, and raise it right after.
+
+    (A handler that notes it, not a blocked signal: SIGINT goes to any thread that
+    does not block it, and the main thread then raised it mid-launch, leaving a
+    forked worker without its queues. Only the main thread may set a handler.)
+    """
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
+def _start_forkserver_deaf_to_ctrl_c() -> None:
+    """Start the forkserver with SIGINT ignored, which it and the workers it forks
+    inherit (exec keeps an ignored signal ignored; a blocked one it does not keep
+    here): Ctrl-C in a terminal signals the whole process group, and each of them
+    printed its own KeyboardInterrupt traceback (the forkserver's mid-import, every
+    worker's from its queue). The indexing process alone handles Ctrl-C (exit 130);
+    one pressed in the few milliseconds the forkserver takes to start is lost. Only
+    the main thread may set a handler (a background sync starts its pool as it is)."""
+    import signal
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _watch_parent(parent: int) -> None:
-    """(In a worker) exit at once when ``parent`` has died."""
+    """(In a worker) exit at once when ``parent`` has died; leave Ctrl-C to it."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
         while _alive(parent):

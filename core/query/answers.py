@@ -19,7 +19,7 @@ import msgspec
 from core.budget import RESULT_BUDGET, clip_to_fit, take_within
 from core.errors import BadInput, NotFound
 from core.model import Message, SessionInfo, Turn
-from core.timeutil import parse_ts, parse_user_time
+from core.timeutil import is_known, parse_ts, parse_user_time
 from core.views import Conversation, MessageContext, MessagesPage, turn_to_dict
 
 TURN_ROLES = ("user", "assistant", "tool")  # get_conversation's roles
@@ -50,10 +50,22 @@ def selected_turns(turns: list[Turn], *, turn: int | None, around_timestamp: str
         turns = [t for t in turns if t.number == turn]
     if around_timestamp:
         center = parse_user_time(around_timestamp, name="around_timestamp")
-        turns = [t for t in turns if abs(parse_ts(t.timestamp) - center) <= AROUND_WINDOW_SECONDS]
+        turns = _around(turns, center)
     if roles:
         turns = [_only_roles(t, set(roles)) for t in turns]
     return turns
+
+
+def _around(turns: list[Turn], center: float) -> list[Turn]:
+    """The turns within the window of ``center``; where none is (the sessions were
+    picked first, and the time falls in another), the window moves to the nearest
+    turn, so a session with turns never answers with none (SPEC seed 000)."""
+    near = [t for t in turns if abs(parse_ts(t.timestamp) - center) <= AROUND_WINDOW_SECONDS]
+    timed = [t for t in turns if is_known(parse_ts(t.timestamp))]
+    if near or not timed:
+        return near if timed else turns  # (no turn has a known time: the window cannot apply)
+    nearest = min(timed, key=lambda t: abs(parse_ts(t.timestamp) - center))
+    return _around(turns, parse_ts(nearest.timestamp))
 
 
 def _only_roles(turn: Turn, roles: set[str]) -> Turn:
@@ -118,7 +130,7 @@ def message_context(
             previous=tuple(clipped[:at]), current=clipped[at], following=tuple(clipped[at + 1 :]),
             has_more_before=lo > 0, has_more_after=hi < len(messages), first_sequence=shown[0].sequence,
             last_sequence=shown[-1].sequence, session_id=info.session_id, project=info.project, ref=ref,
-            total_messages=total, cut=cut,
+            total_messages=len(shown), cut=cut,  # (the messages returned: SPEC seed 003)
         )  # fmt: skip
 
     where = "ask for fewer neighbours (before/after), or read it whole with the HTTP messages API"

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from core.archive.library import Library
+from core.arguments import agent_filter
 from core.model import SessionInfo
 from core.timeutil import newest_first, parse_ts, parse_user_time
 
@@ -53,6 +54,7 @@ def _keeper(
 ) -> Callable[[Any], bool]:
     """The agent, user, date and tag filters as one test of a session (or a listing row:
     anything with ``agent``, ``user``, ``first_timestamp``, ``last_timestamp``, ``tags``)."""
+    agent = agent_filter(agent)
     ts_from = parse_user_time(date_from, name="date_from", now=now())
     ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=now())
     wanted = set(tags or ())

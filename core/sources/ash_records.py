@@ -13,8 +13,7 @@ from typing import Any
 
 import msgspec
 
-from core.timeutil import clean_ts
-
+from .fields import label, timestamp
 from .jsonl import WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from .tool_text import bounded
 
@@ -31,12 +30,10 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
 
 
 def _ts(rec: dict[str, Any]) -> str | None:
-    value = rec.get("created_at") or rec.get("timestamp")
-    return clean_ts(value)
+    return timestamp(rec.get("created_at") or rec.get("timestamp"))
 
 
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+_str = label  # (the name the ash modules import)
 
 
 def _read_lines(path: Path, offset: int = 0) -> tuple[list[bytes], int]:

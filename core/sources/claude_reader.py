@@ -14,11 +14,11 @@ from typing import Any
 import msgspec
 
 from core.model import COMPACTION_TEXT, Entry, FileMeta, Usage
-from core.timeutil import clean_ts
 
 from .base import SUBAGENT, ReadResult, SourceFile
 from .claude_records import Body, Record, content_digest, decode_record, is_ignorable, raw_to_obj, usage_fields
 from .claude_text import _SHELL_TAGS, bound, is_shell_output, prompt_text, result_text, tool_use_text
+from .fields import timestamp
 from .jsonl import UNREADABLE, WRONG_SHAPE, Skips
 from .usage_fields import claude_usage
 
@@ -96,7 +96,7 @@ class _FileReader:
                 # that record does not make it a continuation)
                 self.uuids.append(uuid)
                 self.record_keys.append(key)  # the same rule across files
-        self.ts = clean_ts(record.timestamp)  # once per record: its entries share it
+        self.ts = timestamp(record.timestamp)  # once per record: its entries share it
         if not self.full_text:
             # (reading a conversation back needs neither the file's metadata nor its
             # token usage: the catalog has both; they were a quarter of the time to
@@ -142,7 +142,7 @@ class _FileReader:
     def _note_usage(self, record: Record, body: Body) -> None:
         found = claude_usage(
             usage_fields(body.usage), message_id=body.id, request_id=record.requestId,
-            model=body.model, timestamp=record.timestamp, uuid=record.uuid,
+            model=body.model, timestamp=self.ts, uuid=record.uuid,
         )
         if found is not None:
             self.usage.append(found)

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from .jsonl import DECODE_ERRORS, NOT_OBJECT, WRONG_SHAPE, decode_error, too_deep
+from .jsonl import DECODE_ERRORS, INVALID_JSON, NOT_OBJECT, WRONG_SHAPE, decode_error, repair, too_deep
 
 
 class Block(msgspec.Struct, gc=False):
@@ -146,7 +146,15 @@ def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
 
 def decode_record(line: bytes) -> tuple[Record | None, str | None]:
     """Typed decode, falling back to a generic one: ``(record, None)``, or
-    ``(None, reason)`` for a line to skip (see :mod:`core.sources.jsonl`)."""
+    ``(None, reason)`` for a line to skip (see :mod:`core.sources.jsonl`); a line
+    refused only for a lone surrogate escape or a byte-order mark is repaired."""
+    record, reason = _decode_line(line)
+    if reason == INVALID_JSON and (fixed := repair(line)) is not None:
+        return _decode_line(fixed)
+    return record, reason
+
+
+def _decode_line(line: bytes) -> tuple[Record | None, str | None]:
     short = _without_tool_use_result(line)
     if short is not None:
         try:

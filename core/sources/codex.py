@@ -45,9 +45,9 @@ from core.model import Entry, FileMeta
 
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .codex_parser import _Parser
-from .codex_records import _decode, _decompress, _kinds, _records, _State, _str
+from .codex_records import _decompress, _kinds, _records, _State, _str
 from .codex_session import _meta, locate_rollout, session_id_from_name, spawn_parent
-from .jsonl import Skips
+from .jsonl import Skips, decode_object
 
 AGENT = "codex"
 _HEAD_BYTES = 512 * 1024  # a session_meta line carries the base instructions
@@ -112,7 +112,7 @@ class CodexSource:
             else:
                 with path.open("rb") as fh:
                     head = fh.read(_HEAD_BYTES)
-            rec = _decode(head.split(b"\n", 1)[0])
+            rec, _ = decode_object(head.split(b"\n", 1)[0])  # (repaired as every line is: a BOM)
         except Exception:  # unreadable heads are read (and reported) later
             return None, None
         payload = rec.get("payload") if isinstance(rec, dict) else None

@@ -34,7 +34,7 @@ from .codex_records import (
 )
 from .codex_session import parent_of
 from .jsonl import UNREADABLE, Skips
-from .usage_fields import codex_usage
+from .usage_fields import codex_running_total, codex_usage
 
 _MAX_CALLS = 1000  # call_id -> tool name pairs kept across incremental reads
 
@@ -132,11 +132,13 @@ class _Parser(EntryCollector):
         etype = p.get("type")
         if etype == "token_count":
             info = p.get("info")
-            found = codex_usage(info, model=self.st.meta.get("model"), timestamp=ts, previous=self.st.meta.get("token_total"))
+            previous = self.st.meta.get("token_total")
+            found = codex_usage(info, model=self.st.meta.get("model"), timestamp=ts, previous=previous)
             if found is not None:
                 self.usage.append(found)
-            if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
-                self.st.meta["token_total"] = info["total_token_usage"]
+            total = codex_running_total(info)
+            if total is not None:  # (kept in the file's state: counts only, each bounded)
+                self.st.meta["token_total"] = total
         elif etype == "thread_name_updated":
             if _str(p.get("thread_name") or p.get("name")):
                 self.st.meta["title"] = p.get("thread_name") or p.get("name")

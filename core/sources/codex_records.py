@@ -16,8 +16,7 @@ from typing import Any
 
 import msgspec
 
-from core.timeutil import clean_ts
-
+from .fields import label, timestamp
 from .jsonl import WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
 from .tool_text import bounded
 
@@ -84,12 +83,9 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
     return bounded(text, limit - tail, tail)  # + the error/failure/version lines between
 
 
-def _ts(value: Any) -> str | None:
-    return clean_ts(value)
+_ts = timestamp
 
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+_str = label  # (the name the codex modules import)
 
 
 def parts_text(content: Any) -> str:

@@ -40,9 +40,9 @@ import msgspec
 
 from core.config import Config
 from core.model import Entry, FileMeta, Usage
-from core.timeutil import clean_ts
 
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile
+from .fields import timestamp
 from .jsonl import (
     DECODE_ERRORS,
     INVALID_UTF8,
@@ -55,6 +55,7 @@ from .jsonl import (
     decode_error,
     decode_object,
     iter_lines,
+    repair,
     too_deep,
 )
 from .tool_text import bounded
@@ -74,8 +75,7 @@ def bound(text: str, full: bool, limit: int = 4000) -> str:
     return bounded(text, limit - tail, tail)  # + the error/failure/version lines between
 
 
-def _ts(value: Any) -> str | None:
-    return clean_ts(value)
+_ts = timestamp
 
 
 def _parts(content: Any) -> list[Any]:
@@ -284,12 +284,14 @@ def _decode_whole(data: bytes, skips: Skips) -> tuple[dict[str, Any] | None, str
     is replaced (U+FFFD) and counted rather than costing every message."""
     try:
         record = _decode(data)
+    except msgspec.DecodeError as exc:
+        fixed = repair(data)  # (a byte-order mark; a lone surrogate escape: the half character)
+        if fixed is None:
+            return None, f"{decode_error(exc)} (the whole chat is one record)"
+        return _decode_whole(fixed, skips)
     except UnicodeDecodeError:
         skips.add(INVALID_UTF8)
-        try:
-            record = _decode(data.decode("utf-8", "replace").encode())
-        except DECODE_ERRORS as exc:
-            return None, f"{decode_error(exc)} (the whole chat is one record)"
+        return _decode_whole(data.decode("utf-8", "replace").encode(), skips)
     except DECODE_ERRORS as exc:  # mid-rewrite or corrupt: retried on next change
         return None, f"{decode_error(exc)} (the whole chat is one record)"
     if not isinstance(record, dict):

@@ -7,6 +7,7 @@ stored offset always sits on a record boundary.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -140,12 +141,54 @@ def too_deep(value: Any, raw: bytes | msgspec.Raw | None = None, limit: int = MA
     return False
 
 
+# --- what agents write that a strict decoder refuses ---------------------------------------
+#
+# Node's JSON.stringify writes a lone surrogate as an escape ("\ud83d") when a string
+# was cut mid-emoji (Claude Code and Gemini CLI are Node programs), and an editor may
+# start a file with a byte-order mark. Both cost nothing but the half character: a
+# line the decoder refuses is repaired and decoded again (never on the fast path).
+BOM = b"\xef\xbb\xbf"
+_SURROGATE_ESCAPE = re.compile(rb"(\\+)u[dD]([89a-fA-F])[0-9a-fA-F]{2}")
+
+
+def repair(raw: bytes) -> bytes | None:
+    """``raw`` without a leading byte-order mark and with each lone surrogate escape
+    replaced by ``\ufffd`` (a pair stays); None when there is neither."""
+    fixed = raw[len(BOM):] if raw.startswith(BOM) else raw
+    if b"\\u" in fixed or b"\\U" in fixed:
+        fixed = _lone_surrogates_replaced(fixed)
+    return fixed if fixed != raw else None
+
+
+def _lone_surrogates_replaced(raw: bytes) -> bytes:
+    # (an odd run of backslashes escapes the "u"; an even one is a literal backslash)
+    escapes = [m for m in _SURROGATE_ESCAPE.finditer(raw) if len(m.group(1)) % 2]
+    out: list[bytes] = []
+    last = i = 0
+    while i < len(escapes):
+        m = escapes[i]
+        high = m.group(2) in b"89abAB"
+        following = escapes[i + 1] if i + 1 < len(escapes) else None
+        if high and following is not None and following.start() == m.end() and len(following.group(1)) == 1 \
+                and following.group(2) not in b"89abAB":
+            i += 2  # a pair: one character, kept
+            continue
+        out.append(raw[last : m.end(1)] + b"ufffd")
+        last = m.end()
+        i += 1
+    out.append(raw[last:])
+    return b"".join(out)
+
+
 def decode_object(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """One JSONL line as a dict, or ``(None, reason)`` for a line to skip."""
     try:
         value = _decode_any(raw)
     except DECODE_ERRORS as exc:
-        return None, decode_error(exc)
+        fixed = repair(raw) if isinstance(exc, msgspec.DecodeError) else None
+        if fixed is None:
+            return None, decode_error(exc)
+        return decode_object(fixed)
     if not isinstance(value, dict):
         return None, NOT_OBJECT
     if too_deep(value, raw):

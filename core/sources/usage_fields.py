@@ -15,12 +15,14 @@ from typing import Any
 
 from core.model import Usage
 
+from .fields import count, label
 
-def _n(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+_n = count  # every count an agent wrote: an int from 0 to fields.MAX_COUNT, else 0
 
 
-def claude_usage(usage: Any, *, message_id: Any, request_id: Any, model: Any, timestamp: str | None, uuid: str | None) -> Usage | None:
+def claude_usage(
+    usage: Any, *, message_id: Any, request_id: Any, model: Any, timestamp: str | None, uuid: str | None
+) -> Usage | None:
     """Claude Code's ``message.usage`` (the Anthropic API's usage object).
 
     Claude Code writes one record per content block of a response, each with the
@@ -29,12 +31,12 @@ def claude_usage(usage: Any, *, message_id: Any, request_id: Any, model: Any, ti
     """
     if not isinstance(usage, dict):
         return None
-    mid = message_id if isinstance(message_id, str) else ""
-    rid = request_id if isinstance(request_id, str) else ""
+    mid = label(message_id) or ""
+    rid = label(request_id) or ""
     key = f"claude:{mid}:{rid}" if (mid or rid) else f"claude-record:{uuid}"
     return Usage(
         key=key,
-        model=model if isinstance(model, str) else None,
+        model=label(model),
         timestamp=timestamp,
         uuid=uuid,
         input_tokens=_n(usage.get("input_tokens")),
@@ -66,16 +68,27 @@ def codex_usage(info: Any, *, model: Any, timestamp: str | None, previous: Any =
         return None
     cached = _n(last.get("cached_input_tokens"))
     running = total if isinstance(total, dict) else {}
-    fields = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
-    key = "codex:" + ":".join(str(_n(running.get(f))) for f in fields)
+    key = "codex:" + ":".join(str(_n(running.get(f))) for f in CODEX_FIELDS)
     return Usage(
         key=key,
-        model=model if isinstance(model, str) else None,
+        model=label(model),
         timestamp=timestamp,
         input_tokens=max(0, _n(last.get("input_tokens")) - cached),
         output_tokens=_n(last.get("output_tokens")),
         cache_read_tokens=cached,
     )
+
+
+CODEX_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+
+
+def codex_running_total(info: Any) -> dict[str, int] | None:
+    """A token_count event's running ``total_token_usage``, as counts (what the next
+    event's growth is measured from)."""
+    total = info.get("total_token_usage") if isinstance(info, dict) else None
+    if not isinstance(total, dict):
+        return None
+    return {name: _n(total.get(name)) for name in CODEX_FIELDS if name in total}
 
 
 def gemini_usage(tokens: Any, *, message_id: str | None, model: Any, timestamp: str | None) -> Usage | None:
@@ -85,8 +98,8 @@ def gemini_usage(tokens: Any, *, message_id: str | None, model: Any, timestamp: 
         return None
     cached = _n(tokens.get("cached"))
     return Usage(
-        key=f"gemini:{message_id}" if message_id else f"gemini-ts:{timestamp}",
-        model=model if isinstance(model, str) else None,
+        key=f"gemini:{message_id}" if label(message_id) else f"gemini-ts:{timestamp}",
+        model=label(model),
         timestamp=timestamp,
         uuid=message_id,
         input_tokens=max(0, _n(tokens.get("input")) - cached) + _n(tokens.get("tool")),

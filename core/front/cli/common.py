@@ -52,6 +52,8 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
     archive = open_store(config, getattr(args, "store", None), progress=progress_printer())
     if archive.rebuilt:
         print(archive.rebuilt, file=sys.stderr)
+    if getattr(archive, "cache_note", None):  # (a full disk, a read-only cache: answers from it)
+        print(archive.cache_note, file=sys.stderr)
     if sync:
         # One-shot commands trust directory mtimes (core/sources/discovery.py): a call with
         # nothing changed costs the same at 100 files as at 100,000.

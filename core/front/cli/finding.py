@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from core.arguments import search_query
 from core.outputs.handoff import about
 from core.timeutil import clean_ts
 from core.views import session_list_dict, turn_to_dict
@@ -62,7 +63,7 @@ def add_show(sub, common: argparse.ArgumentParser) -> None:
 def cmd_search(args) -> int:
     with open_archive(args) as archive:
         hits = archive.search(
-            args.query, limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
+            search_query(args.query), limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
             agent=args.agent, user=args.user, date_from=args.date_from, date_to=args.date_to,
             sort=args.sort, offset=args.offset, group=args.group,
         )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.errors import BadInput
+from core.errors import BadInput, OutOfSpace
 from core.words import plural
 
 from .common import EXIT_BUSY, INDEX_LOCK_WAIT, config_from_args, open_archive, print_json, progress_printer
@@ -47,17 +47,26 @@ def cmd_index(args) -> int:
         print(f"relay-search: another relay-search process ({holder}) holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
     # (verify: `index` checks every byte of the cache, so damage a quick open misses is repaired here)
     with Archive.open(config, sync=False, lock_wait=max(0.0, args.wait), verify=True) as archive:
-        if not archive.writer:
+        if archive.cache_note:  # a full disk, a read-only cache: nothing can be indexed
+            print(archive.cache_note, file=sys.stderr)
+            if not (args.stats or args.json):
+                return 1
+        elif not archive.writer:
             holder = WriterLock(config.cache_path).held_by_other() or holder or "another process"
             print(f"relay-search: gave up waiting: {holder} still holds the writer lock; nothing was indexed", file=sys.stderr)
             return EXIT_BUSY
         if archive.rebuilt:
             print(archive.rebuilt, file=sys.stderr)
-        if args.rebuild:
-            result = archive.rebuild(progress=progress_printer())
-        else:
-            result = archive.sync(progress=progress_printer())
-        archive.compact()
+        try:
+            if args.rebuild:
+                result = archive.rebuild(progress=progress_printer())
+            else:
+                result = archive.sync(progress=progress_printer())
+            archive.compact()
+        except OutOfSpace as exc:  # --stats still describes what the cache holds
+            if not (args.stats or args.json):
+                raise
+            print(f"relay-search: {exc}", file=sys.stderr)
         if args.stats or args.json:
             stats = archive.stats()
             if args.json:

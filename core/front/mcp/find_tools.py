@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
+from core.arguments import search_query
 from core.budget import RESULT_BUDGET
 from core.views import session_list_dict
 
@@ -57,7 +58,7 @@ def register(server: MCPServer, archive: Archive) -> None:
         """
         with _readable_errors(archive):
             hits = archive.search(
-                query, limit=limit, project=project, slug=slug, session_id=session_id,
+                search_query(query), limit=limit, project=project, slug=slug, session_id=session_id,
                 agent=agent, user=user, date_from=date_from, date_to=date_to,
                 sort=sort, offset=offset, group=group,
             )  # fmt: skip

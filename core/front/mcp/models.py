@@ -121,7 +121,7 @@ class MessageContextResult(_Out):
     session_id: str
     project: str
     target_sequence: int
-    total_messages: int = Field(description="Messages in the session.")
+    total_messages: int = Field(description="Messages returned: previous + current + following.")
     cut: str | None = None
     previous: list[Message]
     current: Message

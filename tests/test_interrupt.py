@@ -1,0 +1,106 @@
+"""Ctrl-C during the first cold index (issue 24, item 6): exit 130 with nothing on
+stderr — no KeyboardInterrupt traceback from the forkserver or a worker — no process
+left behind, and the next ``index`` completes.
+
+A terminal's Ctrl-C signals the whole foreground process group; the test does the same
+(``killpg``) to a CLI started in a group of its own. The subprocess indexes through the
+worker pool at a small size (its thresholds lowered by a ``sitecustomize``), and the
+signal is sent at two moments: while the forkserver starts, and while workers parse.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from core.fixtures.claude import ClaudeTranscript
+
+from .hostile_support import SCRIPT, cli_env, cli_json
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc").is_dir() or len(os.sched_getaffinity(0)) < 2,
+    reason="needs Linux /proc and 2 CPUs (a worker pool)",
+)
+
+
+def _corpus(home: Path, files: int = 60) -> None:
+    root = home / ".claude" / "projects"
+    for i in range(files):
+        t = ClaudeTranscript(str(uuid.UUID(int=i + 1, version=4)), cwd=f"/home/t/p{i % 5}",
+                             start=datetime(2026, 1, 1, tzinfo=timezone.utc))  # fmt: skip
+        for n in range(60):
+            t.user(f"question {n} about widget{i} and the alpha beta gamma delta parts " * 3)
+            t.assistant(f"answer {n}: widget{i} is fine, epsilon zeta eta theta " * 5)
+        t.write_under(root)
+
+
+def _pooled(tmp_path: Path) -> dict[str, str]:
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(
+        "import core.archive.indexer as indexer\n"
+        "indexer.PARALLEL_MIN_BYTES = 1\n"
+        "indexer.CHUNK_BYTES = indexer.FIRST_CHUNK_BYTES = 256 << 10\n"
+    )
+    return {"PYTHONPATH": os.pathsep.join([str(inject), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def _group(pgid: int) -> list[int]:
+    """Live processes of process group ``pgid`` (zombies of it are gone for good)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+def _ignores_ctrl_c(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return bool(int(status.split("SigIgn:")[1].split()[0], 16) & (1 << (signal.SIGINT - 1)))
+
+
+def _wait_for(predicate, what: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("moment", ["forkserver starting", "workers parsing"])
+def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, moment):
+    home = tmp_path / "home"
+    _corpus(home)
+    env = _pooled(tmp_path)
+    proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    segments = home / ".cache" / "relay-search" / "segments"
+    if moment == "forkserver starting":  # (started, and the CLI takes Ctrl-C again: SIGINT not ignored)
+        _wait_for(lambda: (len(_group(proc.pid)) > 1 and not _ignores_ctrl_c(proc.pid)) or proc.poll() is not None,
+                  "the forkserver")  # fmt: skip
+    else:
+        _wait_for(lambda: (segments.is_dir() and any(segments.iterdir())) or proc.poll() is not None, "a segment")
+    assert proc.poll() is None, "the index finished before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert err.decode() == "", err.decode()  # no traceback from any process of the group
+    _wait_for(lambda: not _group(proc.pid), "the group's processes to exit", 10.0)
+    again = subprocess.run([str(SCRIPT), "index"], env=cli_env(home, **env), capture_output=True, timeout=300)
+    assert again.returncode == 0, again.stderr.decode()
+    hits = cli_json(home, "search", "widget59", env=env)["results"]
+    assert {h["session_id"] for h in hits} == {str(uuid.UUID(int=60, version=4))}
