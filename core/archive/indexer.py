@@ -211,11 +211,11 @@ class Indexer:
 
     def _relink(self, result: Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
-        rows = self.catalog.files(("file_id", "path", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of"), "WHERE kind='main'")
-        links, summaries, rereads = find_links(rows)
+        links, summaries, rereads = find_links(self.catalog.link_rows())
         with self.catalog.write() as db:
             for row, replay_of in rereads:
                 db.execute("UPDATE files SET replay_of=?, size=-1 WHERE file_id=?", (replay_of, row["file_id"]))
+                db.execute("UPDATE link_keys SET replay_of=? WHERE file_id=?", (replay_of, row["file_id"]))
             changed = session_rows.apply_links(db, links, summaries)
             result.note(changed)
             self.writer.bump(db)

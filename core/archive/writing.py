@@ -109,19 +109,31 @@ class Writer:
             record_hashes=records,
         )
         if row is None:
-            values = {"file_id": out.file_id, **values}
+            file_id = out.file_id
+            values = {"file_id": file_id, **values}
             cols = ", ".join(values)
             marks = ", ".join("?" * len(values))
             db.execute(f"INSERT INTO files({cols}) VALUES({marks})", tuple(values.values()))
-            return out.file_id
-        sets = ", ".join(f"{k}=?" for k in values)
-        db.execute(f"UPDATE files SET {sets} WHERE file_id=?", (*values.values(), row["file_id"]))
-        return int(row["file_id"])
+        else:
+            file_id = int(row["file_id"])
+            sets = ", ".join(f"{k}=?" for k in values)
+            db.execute(f"UPDATE files SET {sets} WHERE file_id=?", (*values.values(), file_id))
+        if out.file.kind == MAIN:
+            # the narrow copy relinking reads (core/archive/catalog.py: link_keys); replay_of is the relinker's
+            db.execute(
+                "INSERT INTO link_keys(file_id, path, session_id, summaries, uuid_hashes, record_hashes) "
+                "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(file_id) DO UPDATE SET path=excluded.path, "
+                "session_id=excluded.session_id, summaries=excluded.summaries, uuid_hashes=excluded.uuid_hashes, "
+                "record_hashes=excluded.record_hashes",
+                (file_id, values["path"], values["session_id"], summaries, hashes, records),
+            )
+        return file_id
 
     def drop_file(self, db, file_id: int, affected: set[str], session_id: str | None) -> None:
         _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM files WHERE file_id=?", (file_id,))
+        db.execute("DELETE FROM link_keys WHERE file_id=?", (file_id,))
         usage_rows.drop(db, file_id)
         if session_id:
             affected.add(session_id)
