@@ -79,8 +79,17 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
 
 
+# A worker allocates millions of short-lived objects (records, entries, tokens) and
+# keeps few: the collector's default of a young-generation pass every 700 allocations
+# cost ~5% of a parse worker's CPU (446 MB cold index, inline: 3.7-3.9 s -> 3.4-3.7 s).
+WORKER_GC_THRESHOLD = (50_000, 50, 100)
+
+
 def _watch_parent(parent: int) -> None:
-    """(In a worker) exit at once when ``parent`` has died."""
+    """(In a worker) exit at once when ``parent`` has died; collect garbage less often."""
+    import gc
+
+    gc.set_threshold(*WORKER_GC_THRESHOLD)
 
     def watch() -> None:
         while _alive(parent):
