@@ -105,3 +105,62 @@ def test_a_cache_from_before_link_keys_is_rebuilt_with_one_line(tmp_path: Path) 
         assert db.execute("SELECT count(*) FROM link_keys").fetchone()[0] == 1
     finally:
         db.close()
+
+
+def _links(archive) -> dict[str, tuple]:
+    return {sid: (cont, summ) for sid, cont, summ in
+            archive.catalog.db.execute("SELECT session_id, continues, summary FROM sessions")}
+
+
+def test_new_files_one_at_a_time_link_as_a_fresh_build_does(tmp_path: Path) -> None:
+    """Relinking is skipped for a new file that shares no record and no summary leaf
+    with another; in every order the files arrive, the links are a fresh build's."""
+    third = "aaaaaaaa-0000-4000-8000-00000000a003"
+    unrelated = "aaaaaaaa-0000-4000-8000-00000000a004"
+    going_on = _record(NEW, "now wire the gizmo cache", "cccccccc-0000-4000-8000-000000000001",
+                       "bbbbbbbb-0000-4000-8000-000000000002")
+    summary = json.dumps({"type": "summary", "summary": "Sprockets sorted",
+                          "leafUuid": "dddddddd-0000-4000-8000-000000000001"}) + "\n"
+    files = {  # each arrives alone: the continuation before its original, a summary before its leaf
+        NEW: "".join([*_old_session(), going_on]),
+        third: summary + _record(third, "what about the docs", "eeeeeeee-0000-4000-8000-000000000001", None),
+        unrelated: _record(unrelated, "a question about sprockets", "dddddddd-0000-4000-8000-000000000001", None),
+        OLD: "".join(_old_session()),
+        **_partial_replays(),
+    }
+    home = tmp_path / "home"
+    projects = project_dir(home)
+    with open_archive(home) as archive:
+        for step, (sid, text) in enumerate(files.items()):
+            (projects / f"{sid}.jsonl").write_text(text)
+            archive.sync()
+            fresh = _fresh_links(tmp_path / f"fresh-{step}", dict(list(files.items())[: step + 1]))
+            assert _links(archive) == fresh, f"after {sid} arrived"
+    assert fresh[NEW][0] == OLD and fresh[unrelated][1] == "Sprockets sorted" and fresh[third][0] == unrelated
+
+
+def _fresh_links(home: Path, files: dict[str, str]) -> dict[str, tuple]:
+    projects = project_dir(home)
+    for sid, text in files.items():
+        (projects / f"{sid}.jsonl").write_text(text)
+    with open_archive(home) as archive:
+        archive.sync()
+        return _links(archive)
+
+
+def _chain(sid: str, prefix: str, n: int) -> list[str]:
+    return [_record(sid, f"step {prefix}{i} of the sprocket audit", f"{prefix}-0000-4000-8000-{i:012d}",
+                    f"{prefix}-0000-4000-8000-{i - 1:012d}" if i else None, "user" if i % 2 == 0 else "assistant")
+            for i in range(n)]
+
+
+def _partial_replays() -> dict[str, str]:
+    """A file starting with the middle of another's records (it replays that one), and a
+    file holding another's first records after records of its own (that one replays it)."""
+    g2, g3 = _chain("s5", "f0000005", 6), _chain("s7", "f0000007", 3)
+    return {
+        "aaaaaaaa-0000-4000-8000-00000000a005": "".join(g2),
+        "aaaaaaaa-0000-4000-8000-00000000a006": "".join([*g2[4:], *_chain("s6", "f0000006", 1)]),
+        "aaaaaaaa-0000-4000-8000-00000000a007": "".join(g3),
+        "aaaaaaaa-0000-4000-8000-00000000a008": "".join([*_chain("s8", "f0000008", 3), *g3[:2]]),
+    }

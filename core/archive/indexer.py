@@ -36,7 +36,7 @@ from core.views import Progress, UpdateResult
 from . import sessions as session_rows
 from .catalog import Catalog
 from .ingest import ChunkOutput, Job, run_chunk, segment_name
-from .links import find_links
+from .links import find_links, links_may_change
 from .planning import Planner, plan_chunks, source_file
 from .writing import Tally, Writer
 
@@ -132,7 +132,7 @@ class Indexer:
                 self._remove(gone, known, result)
             if jobs:
                 self._run(jobs, total_bytes, known, result, progress)
-            if result.need_links:
+            if result.need_links or (result.new_main and links_may_change(self.catalog, result.new_main)):
                 self._relink(result)
             self.purge_retired()  # what an earlier merge could not delete yet
             if dir_scan is not None and dir_scan.dirs != dirs_before:

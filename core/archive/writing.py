@@ -70,8 +70,10 @@ class Writer:
                 result.files_read += 1
                 result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
                 result.skipped += out.skipped
-                if out.summaries or (out.replace and out.file.kind == MAIN):
+                if out.summaries or (out.replace and out.file.kind == MAIN and row is not None):
                     result.need_links = True
+                elif row is None and out.file.kind == MAIN:
+                    result.new_main.add(file_id)  # relinked only if it can change a link (Indexer._relink)
             db.executemany(
                 "INSERT INTO docs(doc_id, file_id, turn, part, first_seq, last_seq, ts, side, body) VALUES(?,?,?,?,?,?,?,?,?)",
                 doc_rows,
@@ -166,6 +168,7 @@ class Tally:
         self.bytes_read = 0
         self.skipped = 0
         self.need_links = False
+        self.new_main: set[int] = set()  # new main files without summaries: they may need no relinking
         self.seconds = 0.0
 
     def note(self, changed: session_rows.Changes) -> None:
