@@ -67,6 +67,11 @@ CREATE TABLE IF NOT EXISTS link_keys(
     record_hashes BLOB,
     replay_of INTEGER
 );
+-- The first three record hashes of each main file, indexed: whether a new file holds
+-- another's first records is then a lookup (core/archive/links.py: links_may_change).
+CREATE TABLE IF NOT EXISTS first_records(hash INTEGER NOT NULL, file_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS first_records_hash ON first_records(hash);
+CREATE INDEX IF NOT EXISTS first_records_file ON first_records(file_id);
 CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(

@@ -29,27 +29,28 @@ def links_may_change(catalog: Catalog, new_files: set[int]) -> bool:
     changes nothing unless one of its first three record hashes is held by another
     file (``F`` may replay it), one of its record hashes is among another file's
     first three (it may replay ``F``, or ``F`` joins the owners ``find_links`` picks
-    among), or one of its uuids is a summary's leaf. The check reads the narrow
-    ``link_keys`` table once, vectorized; many new files at once are simply relinked.
+    among), or one of its uuids is a summary's leaf. Each is a query (the indexed
+    ``first_records``, a byte search of ``link_keys``); many new files at once are
+    simply relinked.
     """
     if not new_files or len(new_files) > QUICK_CHECK_FILES:
         return True
     db = catalog.db
-    ids, blobs = [], []
-    for file_id, blob in db.execute("SELECT file_id, record_hashes FROM link_keys"):
-        ids.append(file_id)
-        blobs.append(blob or b"")
-    counts = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=len(blobs))
-    hashes = np.frombuffer(b"".join(blobs), dtype=np.int64)
-    owners = np.repeat(np.asarray(ids, dtype=np.int64), counts)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1])) if len(blobs) else np.zeros(0, np.int64)
-    first_three = (np.arange(hashes.shape[0]) - np.repeat(starts, counts)) < 3
     for file_id in new_files:
-        mine = owners == file_id
-        theirs = ~mine
-        own = hashes[mine]
-        if np.isin(own[:3], hashes[theirs]).any() or np.isin(hashes[theirs & first_three], own).any():
+        row = db.execute("SELECT record_hashes FROM link_keys WHERE file_id=?", (file_id,)).fetchone()
+        own = np.frombuffer(row[0], dtype=np.int64) if row and row[0] else np.zeros(0, np.int64)
+        # another file's first records among ours (an indexed lookup) …
+        if own.shape[0] and db.execute(
+            "SELECT 1 FROM first_records WHERE file_id != ? AND hash IN (SELECT value FROM json_each(?)) LIMIT 1",
+            (file_id, json.dumps(own.tolist())),
+        ).fetchone():
             return True
+        # … or our first records in another file (a byte search of the blobs in SQLite: a
+        # match at an unaligned offset only costs a relink that was not needed)
+        for first in own[:3].tolist():
+            if db.execute("SELECT 1 FROM link_keys WHERE file_id != ? AND instr(record_hashes, ?) > 0 LIMIT 1",
+                          (file_id, np.int64(first).tobytes())).fetchone():
+                return True
     marks = ",".join("?" * len(new_files))
     uuids = [blob for (blob,) in db.execute(f"SELECT uuid_hashes FROM link_keys WHERE file_id IN ({marks})",
                                             tuple(new_files)) if blob]

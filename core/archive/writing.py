@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import msgspec
+import numpy as np
 
 from core.config import Config
 from core.sources import MAIN
@@ -129,6 +130,9 @@ class Writer:
                 "record_hashes=excluded.record_hashes",
                 (file_id, values["path"], values["session_id"], summaries, hashes, records),
             )
+            db.execute("DELETE FROM first_records WHERE file_id=?", (file_id,))
+            firsts = np.frombuffer(records[:24], dtype=np.int64).tolist() if records else []
+            db.executemany("INSERT INTO first_records(hash, file_id) VALUES(?, ?)", [(h, file_id) for h in firsts])
         return file_id
 
     def drop_file(self, db, file_id: int, affected: set[str], session_id: str | None) -> None:
@@ -136,6 +140,7 @@ class Writer:
         db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM files WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM link_keys WHERE file_id=?", (file_id,))
+        db.execute("DELETE FROM first_records WHERE file_id=?", (file_id,))
         usage_rows.drop(db, file_id)
         if session_id:
             affected.add(session_id)
