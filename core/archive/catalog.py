@@ -72,6 +72,7 @@ CREATE TABLE IF NOT EXISTS link_keys(
 CREATE TABLE IF NOT EXISTS first_records(hash INTEGER NOT NULL, file_id INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS first_records_hash ON first_records(hash);
 CREATE INDEX IF NOT EXISTS first_records_file ON first_records(file_id);
+CREATE INDEX IF NOT EXISTS link_keys_summaries ON link_keys(file_id) WHERE summaries IS NOT NULL;
 CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(

@@ -47,15 +47,18 @@ def links_may_change(catalog: Catalog, new_files: set[int]) -> bool:
             return True
         # … or our first records in another file (a byte search of the blobs in SQLite: a
         # match at an unaligned offset only costs a relink that was not needed)
-        for first in own[:3].tolist():
-            if db.execute("SELECT 1 FROM link_keys WHERE file_id != ? AND instr(record_hashes, ?) > 0 LIMIT 1",
-                          (file_id, np.int64(first).tobytes())).fetchone():
-                return True
+        firsts = [np.int64(h).tobytes() for h in own[:3].tolist()]
+        if firsts and db.execute(
+            "SELECT 1 FROM link_keys WHERE file_id != ? AND ("
+            + " OR ".join(["instr(record_hashes, ?) > 0"] * len(firsts)) + ") LIMIT 1",
+            (file_id, *firsts),
+        ).fetchone():
+            return True
     marks = ",".join("?" * len(new_files))
     uuids = [blob for (blob,) in db.execute(f"SELECT uuid_hashes FROM link_keys WHERE file_id IN ({marks})",
                                             tuple(new_files)) if blob]
     new_uuids = np.frombuffer(b"".join(uuids), dtype=np.int64)
-    for (text,) in db.execute("SELECT summaries FROM link_keys WHERE summaries IS NOT NULL"):
+    for (text,) in db.execute("SELECT summaries FROM link_keys WHERE summaries IS NOT NULL"):  # (a partial index)
         leaves = [uuid_hash(leaf) for leaf, _ in json.loads(text) if leaf]
         if leaves and np.isin(np.asarray(leaves, dtype=np.int64), new_uuids).any():
             return True
