@@ -67,6 +67,15 @@ class RelaySystem:
         """Warm reconcile (measured separately from the first answer)."""
         self._core.sync()
 
+    def settle_merges(self) -> None:
+        """Watch (as the app, ``serve`` and ``mcp`` do) until the background merges are done."""
+        self._core.start_watching()
+        while self._core.indexer.merging():
+            self._core.indexer.wait_for_merge(1.0)
+
+    def segment_count(self) -> int:
+        return len(self._core.catalog.segment_names())
+
     def search(self, query: str, k: int = 10) -> list[object]:
         return list(self._core.search(query, limit=k))
 

@@ -126,6 +126,9 @@ def measure_system(system: str, root: Path, queries: Path, manifest: dict, *, ap
         out["warm_process_first_answer_s"] = warm["process_first_answer_s"]
         out["warm_cli_wall_s"] = _cli_wall(root, cache, queries)
         timed = warm
+        merge, _ = _phase(system, "merge", root, cache)  # a long-lived process's first merges
+        out["phases"]["merge"] = merge
+        out["merge_s"] = merge.get("merge_s")
     else:
         notes.append("no persistence: a warm start is a full cold build, so warm = cold")
         out["warm_first_answer_s"] = cold["cold_s"]
@@ -147,6 +150,7 @@ def measure_system(system: str, root: Path, queries: Path, manifest: dict, *, ap
         append_p50_s=p50(app) if app else None, append_p95_s=p95(app) if app else None,
         appends=len(app), append_timeouts=live["append_timeouts"],
         peak_rss_bytes=max(p["peak_rss_bytes"] for p in out["phases"].values()),
+        **{f"peak_rss_{name}_bytes": p["peak_rss_bytes"] for name, p in out["phases"].items()},
         index_bytes=cold["index_bytes"],
         index_pct=100 * cold["index_bytes"] / manifest["total_bytes"],
         stats=cold.get("stats", {}), notes=notes,
@@ -260,7 +264,7 @@ def _guarded(name: str, measure) -> dict:
 
 METRICS: list[tuple[str, str, str, str]] = [
     # (label, key, format, target for relay-search)
-    ("cold index", "cold_index_s", "s", "≥ 3× faster than baseline"),
+    ("cold index", "cold_index_s", "s", "≥ 1.3× faster than baseline"),
     ("cold index throughput", "cold_mb_per_s", "mbps", "≥ 500 MB/s"),
     ("warm start → first answer (in process)", "warm_first_answer_s", "s", "≤ 0.5 s"),
     ("warm `relay-search search` process, wall", "warm_cli_wall_s", "s", "≤ 1.0 s"),
@@ -268,7 +272,10 @@ METRICS: list[tuple[str, str, str, str]] = [
     ("query p99", "query_p99_s", "s", "≤ 50 ms"),
     ("append → searchable p50", "append_p50_s", "s", ""),
     ("append → searchable p95", "append_p95_s", "s", "≤ 500 ms"),
-    ("peak RSS", "peak_rss_bytes", "bytes", "≤ 400 MB"),
+    ("peak RSS", "peak_rss_bytes", "bytes", "≤ 250 MB"),
+    ("peak RSS: cold index", "peak_rss_cold_bytes", "bytes", "≤ 250 MB"),
+    ("peak RSS: long-lived process, first merges", "peak_rss_merge_bytes", "bytes", "≤ 250 MB"),
+    ("peak RSS: live appends", "peak_rss_live_bytes", "bytes", "≤ 250 MB"),
     ("index on disk", "index_bytes", "bytes", "≤ 10% of transcripts"),
     ("index on disk / transcripts", "index_pct", "pct", "≤ 10%"),
 ]

@@ -48,7 +48,7 @@ def _progress_logger(name: str):
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--system", required=True, choices=["baseline", "relay"])
-    ap.add_argument("--phase", required=True, choices=["cold", "warm", "live"])
+    ap.add_argument("--phase", required=True, choices=["cold", "warm", "merge", "live"])
     ap.add_argument("--root", type=Path, required=True)
     ap.add_argument("--cache", type=Path, required=True)
     ap.add_argument("--queries", type=Path, help="time these queries after the phase")
@@ -89,6 +89,13 @@ def main(argv: list[str] | None = None) -> int:
         if catch_up:
             catch_up()
             result["catch_up_s"] = time.perf_counter() - t1
+    elif args.phase == "merge":  # a long-lived process's first background merges after a cold index
+        system.open()
+        before = system.segment_count()
+        t0 = time.perf_counter()
+        system.settle_merges()
+        result["merge_s"] = time.perf_counter() - t0
+        result["segments_before"], result["segments_after"] = before, system.segment_count()
     else:  # live
         t0 = time.perf_counter()
         system.open()
@@ -102,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         result["append_latencies_s"] = appended.latencies_s
         result["append_timeouts"] = appended.timeouts
 
-    if queries and args.phase != "live":
+    if queries and args.phase not in ("live", "merge"):
         latencies, with_hits = time_queries(system.search, queries)
         result["query_latencies_s"] = latencies
         result["queries_with_hits"] = with_hits

@@ -24,8 +24,9 @@ from .usage_records import CATALOG_SCHEMA as USAGE_SCHEMA
 
 # 6: opening turns, salient tool output, per-segment vocabularies (issue 14); record
 # hashes (replays by uuid and content), skip reasons, non-UTF-8 paths (issue 11);
-# token usage per API response (core.outputs.usage)
-SCHEMA_VERSION = 6
+# token usage per API response (core.outputs.usage). 7: link_keys, the narrow table of
+# what relinking reads of each main file (issue 25)
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,6 +55,25 @@ CREATE TABLE IF NOT EXISTS files(
     replay_of INTEGER
 );
 CREATE INDEX IF NOT EXISTS files_session ON files(session_id);
+-- What linking continued sessions reads of each main file (core/archive/links.py), kept
+-- apart from the wide files rows: a scan of files reads every row's page (their parser
+-- state fills it), ~500 MB at 100,000 files; this table is a few MB. The writer keeps
+-- it in step with files (core/archive/writing.py).
+CREATE TABLE IF NOT EXISTS link_keys(
+    file_id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    session_id TEXT,
+    summaries TEXT,
+    uuid_hashes BLOB,
+    record_hashes BLOB,
+    replay_of INTEGER
+);
+-- The first three record hashes of each main file, indexed: whether a new file holds
+-- another's first records is then a lookup (core/archive/links.py: links_may_change).
+CREATE TABLE IF NOT EXISTS first_records(hash INTEGER NOT NULL, file_id INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS first_records_hash ON first_records(hash);
+CREATE INDEX IF NOT EXISTS first_records_file ON first_records(file_id);
+CREATE INDEX IF NOT EXISTS link_keys_summaries ON link_keys(file_id) WHERE summaries IS NOT NULL;
 CREATE INDEX IF NOT EXISTS files_mtime ON files(mtime_ns);
 CREATE TABLE IF NOT EXISTS dirs(path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions(
@@ -103,6 +123,7 @@ FILE_COLUMNS = (
     "mtime_ns", "inode", "offset", "skipped", "skip_reasons", "error", "n_messages", "n_turns", "meta", "state",
     "summaries", "uuid_hashes", "record_hashes", "replay_of",
 )
+LINK_COLUMNS = ("file_id", "path", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of")
 SESSION_COLUMNS = (
     "session_id", "agent", "project_key", "cwd", "git_branch", "slug", "summary", "title",
     "first_prompt", "first_ts", "last_ts", "turn_count", "message_count", "file_ids", "skipped",
@@ -322,6 +343,15 @@ class Catalog:
             for row in rows:
                 if isinstance(row["path"], bytes):  # a name that is not UTF-8 (core.sources.fspath)
                     row["path"] = path_from_db(row["path"])
+        return rows
+
+    def link_rows(self) -> list[dict[str, Any]]:
+        """Every main file's row of ``link_keys``: what relinking reads."""
+        rows = [dict(zip(LINK_COLUMNS, row, strict=True))
+                for row in self.db.execute(f"SELECT {', '.join(LINK_COLUMNS)} FROM link_keys")]
+        for row in rows:
+            if isinstance(row["path"], bytes):  # a name that is not UTF-8 (core.sources.fspath)
+                row["path"] = path_from_db(row["path"])
         return rows
 
     def sessions(self, where: str = "", args: Iterable[Any] = ()) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ import numpy as np
 
 from core.config import Config
 from core.index.bm25 import Snapshot
+from core.index.merge_policy import DEFAULT_POLICY, pick_merge
 from core.index.retire import ReaderPins, delete_segments
 from core.index.segment import load_segment, merge_segments, save_segment
 from core.index.workers import available_cpus, make_pool, worker_count
@@ -35,7 +36,7 @@ from core.views import Progress, UpdateResult
 from . import sessions as session_rows
 from .catalog import Catalog
 from .ingest import ChunkOutput, Job, run_chunk, segment_name
-from .links import find_links
+from .links import find_links, links_may_change
 from .planning import Planner, plan_chunks, source_file
 from .writing import Tally, Writer
 
@@ -43,7 +44,7 @@ PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 CHUNK_BYTES = 48 << 20  # one worker task (and one segment) during a cold index
 INLINE_CHUNK_BYTES = 64 << 20  # inline, results are published every ~this many bytes
 FIRST_CHUNK_BYTES = 2 << 20  # the first chunk is small: a cold start shows results at once
-MAX_SMALL_SEGMENTS = 8
+MERGE_POLICY = DEFAULT_POLICY  # which segments a merge takes (core/index/merge_policy.py)
 BULK_CACHE_KB = 16 << 10  # the writer's SQLite page cache during a big sync (see _bulk_cache)
 
 
@@ -131,7 +132,7 @@ class Indexer:
                 self._remove(gone, known, result)
             if jobs:
                 self._run(jobs, total_bytes, known, result, progress)
-            if result.need_links:
+            if result.need_links or (result.new_main and links_may_change(self.catalog, result.new_main)):
                 self._relink(result)
             self.purge_retired()  # what an earlier merge could not delete yet
             if dir_scan is not None and dir_scan.dirs != dirs_before:
@@ -210,11 +211,11 @@ class Indexer:
 
     def _relink(self, result: Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
-        rows = self.catalog.files(("file_id", "path", "session_id", "uuid_hashes", "record_hashes", "summaries", "replay_of"), "WHERE kind='main'")
-        links, summaries, rereads = find_links(rows)
+        links, summaries, rereads = find_links(self.catalog.link_rows())
         with self.catalog.write() as db:
             for row, replay_of in rereads:
                 db.execute("UPDATE files SET replay_of=?, size=-1 WHERE file_id=?", (replay_of, row["file_id"]))
+                db.execute("UPDATE link_keys SET replay_of=? WHERE file_id=?", (replay_of, row["file_id"]))
             changed = session_rows.apply_links(db, links, summaries)
             result.note(changed)
             self.writer.bump(db)
@@ -246,33 +247,34 @@ class Indexer:
         self._merger = threading.Thread(target=self._merge_if_worth_it, name="relay-search-merge", daemon=True)
         self._merger.start()
 
+    def merging(self) -> bool:
+        return self._merger is not None and self._merger.is_alive()
+
     def wait_for_merge(self, timeout: float) -> None:
         """Let a background merge finish (before the catalog closes)."""
         if self._merger is not None and self._merger.is_alive():
             self._merger.join(timeout)
 
     def _merge_if_worth_it(self) -> None:
-        snapshot = self.load_snapshot()
-        segs = list(snapshot.segments)
-        if len(segs) <= 1:
-            if segs and snapshot.dead_count() > 0.25 * max(1, segs[0].n_docs):
-                self.merge(segs, list(snapshot.alive))
-            return
-        sizes = [s.n_docs for s in segs]
-        biggest = max(range(len(segs)), key=sizes.__getitem__)
-        dead_big = int((~snapshot.alive[biggest]).sum())
-        if dead_big > 0.25 * max(1, sizes[biggest]):
-            picked = list(range(len(segs)))
-        elif len(segs) > MAX_SMALL_SEGMENTS:
-            picked = [i for i in range(len(segs)) if i != biggest]
-        else:
-            return
-        self.merge([segs[i] for i in picked], [snapshot.alive[i] for i in picked])
+        self.merge_until_settled()
+
+    def merge_until_settled(self, *, force: bool = False) -> None:
+        """Merge what the tiered policy picks, one capped merge at a time, until it
+        picks nothing (so memory is one merge's, however many segments a cold index
+        left). ``force`` (``relay-search index``): merge whatever fits under the cap."""
+        while True:
+            snapshot = self.load_snapshot()
+            segs = list(snapshot.segments)
+            sizes = [seg.nbytes() for seg in segs]
+            dead = [float((~a).sum()) / max(1, seg.n_docs) for seg, a in zip(segs, snapshot.alive, strict=True)]
+            picked = pick_merge(sizes, dead, MERGE_POLICY, force=force)
+            if not picked:
+                return
+            self.merge([segs[i] for i in picked], [snapshot.alive[i] for i in picked])
 
     def merge_all(self) -> None:
-        snapshot = self.load_snapshot()
-        if len(snapshot.segments) > 1 or snapshot.dead_count():
-            self.merge(list(snapshot.segments), list(snapshot.alive))
+        """Compact as far as the merge cap allows (one segment for all but big archives)."""
+        self.merge_until_settled(force=True)
 
     def merge(self, segments, alive) -> None:
         """Replace ``segments`` by one holding their alive documents.

@@ -138,6 +138,12 @@ class Planner:
         return np.frombuffer(got[0], dtype=np.int64) if got and got[0] else None
 
 
+# Files in one chunk at most: a chunk's outputs are held until it is written, and many
+# small files cost far more memory than their bytes (100,000 two-turn sessions in
+# 64 MB chunks: ~9 KB a file, 770 MB for a cold `relay-search index`).
+CHUNK_FILES = 2_000
+
+
 def source_file(row: dict, catalog: Catalog) -> SourceFile | None:
     full = catalog.files(("path", "agent", "kind", "project_key", "order_key", "session_id"), "WHERE file_id=?", (row["file_id"],))
     if not full:
@@ -146,7 +152,8 @@ def source_file(row: dict, catalog: Catalog) -> SourceFile | None:
     return SourceFile(Path(r["path"]), r["agent"], r["kind"], r["project_key"], session_id=r["session_id"] if r["kind"] == MAIN else None, parent_session_id=r["session_id"] if r["kind"] != MAIN else None, order_key=r["order_key"])
 
 
-def plan_chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = None) -> list[list[Job]]:
+def plan_chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = None,
+                max_files: int = CHUNK_FILES) -> list[list[Job]]:
     """Jobs grouped into chunks of about ``chunk_bytes`` to read, newest sessions first.
 
     Each chunk becomes a segment published as it lands, so on a cold start the
@@ -167,7 +174,7 @@ def plan_chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = Non
         for job in sorted(group, key=lambda j: str(j.file.path)):
             current.append(job)
             size += job.size - job.offset
-        if size >= limit:
+        if size >= limit or len(current) >= max_files:
             chunks.append(current)
             current, size = [], 0
             limit = min(limit * 4, chunk_bytes)

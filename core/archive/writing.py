@@ -13,6 +13,7 @@ import json
 import sqlite3
 
 import msgspec
+import numpy as np
 
 from core.config import Config
 from core.sources import MAIN
@@ -126,8 +127,10 @@ class Writer:
         result.files_read += 1
         result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
         result.skipped += out.skipped
-        if out.summaries or (out.replace and out.file.kind == MAIN):
+        if out.summaries or (out.replace and out.file.kind == MAIN and row is not None):
             result.need_links = True
+        elif row is None and out.file.kind == MAIN:
+            result.new_main.add(file_id)  # relinked only if it can change a link (Indexer._relink)
         return rows
 
     def store_unstorable(
@@ -173,19 +176,35 @@ class Writer:
             record_hashes=records,
         )
         if row is None:
-            values = {"file_id": out.file_id, **values}
+            file_id = out.file_id
+            values = {"file_id": file_id, **values}
             cols = ", ".join(values)
             marks = ", ".join("?" * len(values))
             db.execute(f"INSERT INTO files({cols}) VALUES({marks})", tuple(values.values()))
-            return out.file_id
-        sets = ", ".join(f"{k}=?" for k in values)
-        db.execute(f"UPDATE files SET {sets} WHERE file_id=?", (*values.values(), row["file_id"]))
-        return int(row["file_id"])
+        else:
+            file_id = int(row["file_id"])
+            sets = ", ".join(f"{k}=?" for k in values)
+            db.execute(f"UPDATE files SET {sets} WHERE file_id=?", (*values.values(), file_id))
+        if out.file.kind == MAIN:
+            # the narrow copy relinking reads (core/archive/catalog.py: link_keys); replay_of is the relinker's
+            db.execute(
+                "INSERT INTO link_keys(file_id, path, session_id, summaries, uuid_hashes, record_hashes) "
+                "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(file_id) DO UPDATE SET path=excluded.path, "
+                "session_id=excluded.session_id, summaries=excluded.summaries, uuid_hashes=excluded.uuid_hashes, "
+                "record_hashes=excluded.record_hashes",
+                (file_id, values["path"], values["session_id"], summaries, hashes, records),
+            )
+            db.execute("DELETE FROM first_records WHERE file_id=?", (file_id,))
+            firsts = np.frombuffer(records[:24], dtype=np.int64).tolist() if records else []
+            db.executemany("INSERT INTO first_records(hash, file_id) VALUES(?, ?)", [(h, file_id) for h in firsts])
+        return file_id
 
     def drop_file(self, db, file_id: int, affected: set[str], session_id: str | None) -> None:
         _tombstone(db, "SELECT doc_id FROM docs WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM docs WHERE file_id=?", (file_id,))
         db.execute("DELETE FROM files WHERE file_id=?", (file_id,))
+        db.execute("DELETE FROM link_keys WHERE file_id=?", (file_id,))
+        db.execute("DELETE FROM first_records WHERE file_id=?", (file_id,))
         usage_rows.drop(db, file_id)
         if session_id:
             affected.add(session_id)
@@ -218,6 +237,7 @@ class Tally:
         self.bytes_read = 0
         self.skipped = 0
         self.need_links = False
+        self.new_main: set[int] = set()  # new main files without summaries: they may need no relinking
         self.seconds = 0.0
 
     def note(self, changed: session_rows.Changes) -> None:

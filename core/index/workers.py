@@ -148,11 +148,20 @@ def _start_forkserver_deaf_to_ctrl_c() -> None:
         signal.signal(signal.SIGINT, previous)
 
 
+# A worker allocates millions of short-lived objects (records, entries, tokens) and
+# keeps few: the collector's default of a young-generation pass every 700 allocations
+# cost ~5% of a parse worker's CPU (446 MB cold index, inline: 3.7-3.9 s -> 3.4-3.7 s).
+WORKER_GC_THRESHOLD = (50_000, 50, 100)
+
+
 def _watch_parent(parent: int) -> None:
-    """(In a worker) exit at once when ``parent`` has died; leave Ctrl-C to it."""
+    """(In a worker) exit at once when ``parent`` has died; leave Ctrl-C to it;
+    collect garbage less often."""
+    import gc
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.set_threshold(*WORKER_GC_THRESHOLD)
 
     def watch() -> None:
         while _alive(parent):
