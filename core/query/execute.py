@@ -100,17 +100,25 @@ def ranked(
     return hits, terms, {t: float(dfs.get(term_id(t), 0)) for t in terms if t in typed}
 
 
-def phrases_first(raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]) -> list[Hit]:
-    """Turns whose conversation text shows every quoted phrase, ahead of the rest (order kept)."""
+PHRASE_WINDOW = 400  # passages holding a phrase's words checked for the phrase itself
+
+
+def phrase_matches(
+    raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]
+) -> tuple[list[Hit], bool | None]:
+    """The passages whose prompt + answer text shows every quoted phrase (adjacent, in order,
+    digits included), in rank order, and True; when none does, all of ``raw`` (they hold the
+    phrases' words, apart) and False; ``raw`` and None for a query without a phrase.
+
+    The index keeps no positions: a phrase is checked on the candidates' stored text,
+    which is cheaper than positional postings for every term of every turn.
+    """
     patterns = [p for p in (phrase_pattern(ph) for ph in query.phrases) if p is not None]
     if not patterns or not raw:
-        return raw
+        return raw, None
     docs = bodies([h.doc_id for h in raw])
-    shown, rest = [], []
-    for h in raw:
-        body = (docs.get(h.doc_id) or {}).get("body") or ""
-        (shown if all(p.search(body) for p in patterns) else rest).append(h)
-    return shown + rest
+    shown = [h for h in raw if all(p.search((docs.get(h.doc_id) or {}).get("body") or "") for p in patterns)]
+    return (shown, True) if shown else (raw, False)
 
 
 def group_by_session(

@@ -188,11 +188,17 @@ def search(
     ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits)."""
     allowed_files = None if allowed is None else np.array(allowed, dtype=np.int32)
     fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
-    raw, terms, rarity = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
-    raw = query_exec.phrases_first(raw, parsed, passages.docs)
+    if parsed.phrases:  # the passages showing a phrase may rank below the page's window
+        fetch = max(fetch, query_exec.PHRASE_WINDOW)
+    raw, terms, rarity = query_exec.ranked(
+        snapshot, parsed, fetch, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to
+    )
+    raw, exact = query_exec.phrase_matches(raw, parsed, passages.docs)
     if group == "session":
-        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
-    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
+        found = grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
+    else:
+        found = hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
+    return found if exact is None else [replace(h, exact_phrase=exact) for h in found]
 
 
 def grouped(
