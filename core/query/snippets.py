@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from itertools import islice
@@ -65,7 +64,7 @@ def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[
         pos = max(token.end(), candidate.end()) if token.start() <= candidate.start() else candidate.end()
 
 
-MAX_SCANNED = 120  # matches looked at per passage
+MAX_SCANNED = 40  # matches looked at per passage
 MAX_PASSAGES = 3  # other passages of a turn looked at
 
 
@@ -89,13 +88,17 @@ def best_snippet(
     are (:func:`_weight`): ``sqlite migration nullability`` shows the sentence with
     all three, not the first "migration"; an identifier, which carries its whole and
     its parts, beats a loose part. Texts after the first are looked at only while no
-    window has shown every term the index holds.
+    window has shown every term the index holds, and only if they contain the rarest
+    term's letters at all.
     """
     wanted = [t for t in query_terms if not rarity or rarity.get(t, 1.0)]  # a typed stem the index lacks shows nothing
+    rarest = min(wanted, key=lambda t: rarity.get(t, 0.0)) if rarity and wanted else None
     best: tuple[tuple[int, float], str, int] | None = None
     for n, text in enumerate(texts):
         if n > MAX_PASSAGES:
             break
+        if n and rarest and rarest not in text.lower():
+            continue  # another passage is worth scanning only if it may hold the rarest word (a substring test)
         flat = " ".join(text.split())
         found = _best_window(flat, query_terms, width, rarity)
         key = found[0] if found else (0, 0.0)
@@ -127,24 +130,30 @@ def _best_window(
     text: str, query_terms: list[str], width: int, rarity: dict[str, float] | None
 ) -> tuple[tuple[int, float], int] | None:
     """((distinct terms shown, their weight), start) of the best ``width`` window of ``text``,
-    each window starting a third of a width before a match; the first of equals."""
+    each counting the matches from one match on and starting a third of a width before
+    it; the first of equals."""
     matches = list(islice(_matches(text, query_terms), MAX_SCANNED))
     if not matches:
         return None
     lead = width // 3
-    shown: Counter[str] = Counter()
+    weight = {t: _weight(t, rarity) for t in set(query_terms)}
+    shown: dict[str, int] = {}  # term → matches of it in the window
     best: tuple[tuple[int, float], int] | None = None
     right = 0
-    for left, (start, _end, _met) in enumerate(matches):
+    for left, (start, _end, met) in enumerate(matches):
         begin = max(0, start - lead)
         while right < len(matches) and matches[right][1] <= begin + width:
-            shown.update(matches[right][2])
+            for term in matches[right][2]:
+                shown[term] = shown.get(term, 0) + 1
             right += 1
-        key = (len(shown), sum(_weight(t, rarity) for t in shown))
+        key = (len(shown), sum(weight.get(t, 0.0) for t in shown))
         if best is None or key > best[0]:
             best = (key, begin)
-        shown.subtract(matches[left][2])
-        shown += Counter()  # drop the terms no longer shown
+        for term in met if left < right else ():  # the anchor leaves the window before the next one
+            if term in shown:
+                shown[term] -= 1
+                if not shown[term]:
+                    del shown[term]
     return best
 
 
