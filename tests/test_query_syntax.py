@@ -241,3 +241,25 @@ def test_a_long_description_prefers_rarer_words_over_more_common_ones(home):
     got = _json(home, f"{COMMON} websocket handshake")["results"]
     order = _sessions(got)
     assert order.index(home.ids["rare"]) < order.index(home.ids["common"])
+
+
+async def test_the_app_says_when_no_turn_holds_the_phrase(home):
+    from core.fixtures.demo import DEFAULT_NOW
+    from tui.app import make_app
+    from tui.testing import settle, wait_for
+
+    app = make_app(home.path, now=DEFAULT_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, timeout=60)
+        pane = app.main.search_pane
+
+        async def search(text: str) -> str:
+            await pilot.press("slash")
+            app.main.query_one("#query").value = text  # as pasted
+            await wait_for(pilot, lambda: pane.shown_query == text, what=f"hits for {text!r}")
+            return str(app.main.query_one("#search-status").render())
+
+        status = await search('"second reply"')
+        assert status.startswith('no exact "second reply": all-words matches · 2 sessions'), status
+        status = await search('"reply second"')
+        assert "no exact" not in status and status.startswith("1 session"), status

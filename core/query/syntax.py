@@ -153,12 +153,14 @@ def phrase_pattern(phrase: str) -> re.Pattern[str] | None:
     return re.compile(r"(?<!\w)" + r"\W+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE)
 
 
-def phrase_note(query: str, hits: Sequence[SearchHit]) -> str | None:
+def phrase_note(query: str, hits: Sequence[SearchHit], *, short: bool = False) -> str | None:
     """What every front end says when no turn shows a quoted phrase of ``query`` (the
-    hits hold its words, apart: ``exact_phrase`` False), or None."""
+    hits hold its words, apart: ``exact_phrase`` False), or None; ``short``: for a status line."""
     if not hits or hits[0].exact_phrase is not False:
         return None
     shown = ", ".join(f'"{p}"' for p in parse(query).phrases) or "the quoted phrase"
+    if short:
+        return f"no exact {shown}: all-words matches"
     return f"No turn holds the exact phrase {shown}; the turns holding all its words follow."
 
 
