@@ -65,7 +65,8 @@ def _corpus(home: Path) -> dict[str, str]:
     # The rarest word alone early, all three words together later.
     t = new("snippet", 5)
     t.user("the migration questions")
-    t.assistant("Nullability was mentioned once. " + PROSE[:3000] + " In the end the sqlite migration failed on a nullability change.")
+    end = " In the end the sqlite migration failed on a nullability change."
+    t.assistant("Nullability was mentioned once. " + PROSE[:3000] + end)
     t.write(root)
     t = new("migration", 6)
     t.user("another sqlite migration ran fine")
