@@ -95,12 +95,16 @@ class TeamSearch:
         if snapshot is None:
             return []
         want = query_exec.GROUP_WINDOW if group else offset + limit
-        raw, terms, _ = query_exec.ranked(snapshot, parsed, want * 3 + 10, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        fetch = max(want * 3 + 10, query_exec.PHRASE_WINDOW if parsed.phrases else 0)
+        raw, terms, _ = query_exec.ranked(
+            snapshot, parsed, fetch, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to
+        )
         if not raw:
             return []
         cols = ("doc_id", "file_id", "turn", "part", "first_seq", "last_seq", "ts", "side", "body")
         rows = self._query(f"SELECT {', '.join(cols)} FROM docs WHERE doc_id = ANY(%s)", ([h.doc_id for h in raw],))
         docs = Docs({r[0]: dict(zip(cols, r)) for r in rows}, self._query)
+        raw, exact = query_exec.phrase_matches(raw, parsed, docs.docs)  # the same phrase rule as a local search
         per_user: dict[str, list[Hit]] = {}
         for h in raw:
             owner = self._files.get(h.file_id)
@@ -116,7 +120,8 @@ class TeamSearch:
             merged = list(heapq.merge(*streams, key=hit_order))
         if group == "session":
             merged = query_exec.group_hits(merged)
-        return merged[offset : offset + limit]
+        page = merged[offset : offset + limit]
+        return page if exact is None else [replace(h, exact_phrase=exact) for h in page]
 
     def _allowed_files(self, *, project, slug, session_id, agent, user, tags=None) -> list[int]:
         wanted: set[str] | None = None
