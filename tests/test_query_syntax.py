@@ -62,6 +62,17 @@ def _corpus(home: Path) -> dict[str, str]:
         t.user(f"notes for harbor session {n}: the {COMMON} on the dock schedule")
         t.assistant(f"Saved the notes of session {n}.")
         t.write(root)
+    # A phrase in prose, the same phrase only in a tool output, and its words apart in prose.
+    t = new("prose_phrase", 22)
+    t.user("it said kestrel uplink refused again")
+    t.write(root)
+    t = new("tool_phrase", 23)
+    t.user("check the log")
+    t.tool("Bash", {"command": "tail log"}, "ERROR kestrel uplink refused")
+    t.write(root)
+    t = new("words_apart", 24)
+    t.user("the uplink for kestrel was refused")
+    t.write(root)
     # The rarest word alone early, all three words together later.
     t = new("snippet", 5)
     t.user("the migration questions")
@@ -190,6 +201,14 @@ def test_no_turn_with_the_phrase_says_so_and_lists_the_all_words_matches(home):
     assert all(r["exact_phrase"] is False for r in got["results"])
     text = _run(home, '"second reply"').stdout
     assert text.splitlines()[0] == got["note"]
+
+
+def test_a_phrase_seen_only_in_tool_output_is_listed_after_the_prose_matches(home):
+    # tool output is indexed by words: its adjacency cannot be checked, so it is not dropped
+    got = _json(home, '"kestrel uplink refused"')["results"]
+    assert [(r["session_id"], r["exact_phrase"]) for r in got] == [
+        (home.ids["prose_phrase"], True), (home.ids["tool_phrase"], False)
+    ]
 
 
 def test_the_phrase_note_reaches_mcp_and_http(archive, home):

@@ -85,6 +85,7 @@ class Hit:
     bm25: float = 0.0  # the plain BM25 sum (tests pin it to bm25s)
     matched: int = 0  # how many of the query's clauses the turn holds
     complete: bool = True  # it holds all of them
+    phrase_shown: bool | None = None  # a query with a phrase: its stored text shows it (core.query.execute)
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,17 +188,15 @@ def search(
     ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits)."""
     allowed_files = None if allowed is None else np.array(allowed, dtype=np.int32)
     fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
-    if parsed.phrases:  # the passages showing a phrase may rank below the page's window
-        fetch = max(fetch, query_exec.PHRASE_WINDOW)
+    # the passages showing a phrase may rank below the page's window: a wider one is checked
+    window = max(fetch, query_exec.PHRASE_WINDOW) if parsed.phrases else fetch
     raw, terms, rarity = query_exec.ranked(
-        snapshot, parsed, fetch, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to
+        snapshot, parsed, window, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to
     )
-    raw, exact = query_exec.phrase_matches(raw, parsed, passages.docs)
+    raw = query_exec.phrase_matches(raw, parsed, passages.docs)[0][:fetch]
     if group == "session":
-        found = grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
-    else:
-        found = hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
-    return found if exact is None else [replace(h, exact_phrase=exact) for h in found]
+        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
+    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
 
 
 def grouped(
@@ -284,6 +282,7 @@ def hits(
                     user=info.user,
                     is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
                     match_terms=tuple(terms),
+                    exact_phrase=h.phrase_shown,
                 ),
                 h,
                 doc,

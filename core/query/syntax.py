@@ -121,7 +121,8 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
             clauses[term] = Clause(term, prefix if j == 0 else None)
     kept = list(clauses.values())[:MAX_CLAUSES]
     positive = tuple(c.term for c in kept)
-    return Query(tuple(kept), tuple(dict.fromkeys(excluded))[:MAX_CLAUSES], tuple(phrases), recency, positive)
+    excluded_terms = tuple(dict.fromkeys(excluded))[:MAX_CLAUSES]
+    return Query(tuple(kept), excluded_terms, tuple(phrases)[:MAX_CLAUSES], recency, positive)
 
 
 def _may_exclude(matches: list[re.Match[str]]) -> bool:
