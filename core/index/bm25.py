@@ -170,9 +170,10 @@ class Snapshot:
                 seg = self.segments[i]
                 dl = np.asarray(getattr(seg, lengths))[local]
                 contrib = (weight * idf) * tf / (K1 * ((1.0 - B) + B * dl / max(avg, 1e-9)) + tf)
-                if out[i] is None:
-                    out[i] = np.zeros(seg.n_docs, dtype=np.float32)
-                out[i][local] += contrib
+                into = out[i]
+                if into is None:
+                    into = out[i] = np.zeros(seg.n_docs, dtype=np.float32)
+                into[local] += contrib
         return hit
 
     def _present(self, term: int) -> list[np.ndarray | None]:
@@ -181,9 +182,10 @@ class Snapshot:
         for field_offset in (0, TOOL_FIELD):
             found, _ = self._postings(int(term) + int(field_offset))
             for i, local, _tf in found:
-                if masks[i] is None:
-                    masks[i] = np.zeros(self.segments[i].n_docs, dtype=bool)
-                masks[i][local] = True
+                mask = masks[i]
+                if mask is None:
+                    mask = masks[i] = np.zeros(self.segments[i].n_docs, dtype=bool)
+                mask[local] = True
         return masks
 
     def search(
@@ -267,7 +269,8 @@ class Snapshot:
                     continue
                 for i, arr in enumerate(scores):
                     if arr is not None:
-                        best[i] = arr if best[i] is None else np.maximum(best[i], arr)
+                        prior = best[i]
+                        best[i] = arr if prior is None else np.maximum(prior, arr)
             if dfs is not None:
                 for term, df in clause_dfs.items():
                     dfs[term] = dfs.get(term, 0) + df
@@ -331,10 +334,11 @@ class Snapshot:
                 continue
             seg = self.segments[i]
             mask = seg_scores > 0
-            if scored.missing_required[i] is not None:
-                mask &= ~scored.missing_required[i]
-            if banned[i] is not None:
-                mask &= ~banned[i]
+            missing, ban = scored.missing_required[i], banned[i]
+            if missing is not None:
+                mask &= ~missing
+            if ban is not None:
+                mask &= ~ban
             if allowed is not None:
                 mask &= ~_not_in(seg.file_ids, allowed) if allowed.shape[0] else False
             ts = np.asarray(seg.ts)
