@@ -91,8 +91,9 @@ def best_snippet(
     window has shown every term the index holds, and only if they contain the rarest
     term's letters at all.
     """
-    wanted = [t for t in query_terms if not rarity or rarity.get(t, 1.0)]  # a typed stem the index lacks shows nothing
-    rarest = min(wanted, key=lambda t: rarity.get(t, 0.0)) if rarity and wanted else None
+    # the typed terms the index holds (a typed stem it lacks shows nothing; completions of a prefix have no rarity)
+    wanted = [t for t in dict.fromkeys(query_terms) if rarity.get(t)] if rarity else list(dict.fromkeys(query_terms))
+    rarest = min(wanted, key=lambda t: rarity[t]) if rarity and wanted else None
     best: tuple[tuple[int, float], str, int] | None = None
     for n, text in enumerate(texts):
         if n > MAX_PASSAGES:
@@ -100,11 +101,11 @@ def best_snippet(
         if n and rarest and rarest not in text.lower():
             continue  # another passage is worth scanning only if it may hold the rarest word (a substring test)
         flat = " ".join(text.split())
-        found = _best_window(flat, query_terms, width, rarity)
+        found = _best_window(flat, query_terms, width, rarity, len(wanted))
         key = found[0] if found else (0, 0.0)
         if best is None or key > best[0]:
             best = (key, flat, found[1] if found else 0)
-        if best[0][0] >= len(set(wanted)):
+        if wanted and best[0][0] >= len(wanted):
             break
     if best is None:
         return ""
@@ -127,33 +128,44 @@ def _weight(term: str, rarity: dict[str, float] | None) -> float:
 
 
 def _best_window(
-    text: str, query_terms: list[str], width: int, rarity: dict[str, float] | None
+    text: str, query_terms: list[str], width: int, rarity: dict[str, float] | None, complete: int = 0
 ) -> tuple[tuple[int, float], int] | None:
     """((distinct terms shown, their weight), start) of the best ``width`` window of ``text``,
     each counting the matches from one match on and starting a third of a width before
-    it; the first of equals."""
-    matches = list(islice(_matches(text, query_terms), MAX_SCANNED))
-    if not matches:
-        return None
+    it; the first of equals. Matches are found as the windows need them, and the scan
+    stops at the first window showing ``complete`` distinct terms (no later one is better)."""
+    found = islice(_matches(text, query_terms), MAX_SCANNED)
+    matches: list[tuple[int, int, set[str]]] = []
+
+    def more() -> bool:
+        nxt = next(found, None)
+        if nxt is not None:
+            matches.append(nxt)
+        return nxt is not None
+
     lead = width // 3
     weight = {t: _weight(t, rarity) for t in set(query_terms)}
     shown: dict[str, int] = {}  # term → matches of it in the window
     best: tuple[tuple[int, float], int] | None = None
-    right = 0
-    for left, (start, _end, met) in enumerate(matches):
+    left = right = 0
+    while left < len(matches) or more():
+        start, _end, met = matches[left]
         begin = max(0, start - lead)
-        while right < len(matches) and matches[right][1] <= begin + width:
+        while (right < len(matches) or more()) and matches[right][1] <= begin + width:
             for term in matches[right][2]:
                 shown[term] = shown.get(term, 0) + 1
             right += 1
         key = (len(shown), sum(weight.get(t, 0.0) for t in shown))
         if best is None or key > best[0]:
             best = (key, begin)
+        if complete and key[0] >= complete:
+            break
         for term in met if left < right else ():  # the anchor leaves the window before the next one
             if term in shown:
                 shown[term] -= 1
                 if not shown[term]:
                     del shown[term]
+        left += 1
     return best
 
 
