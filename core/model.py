@@ -229,6 +229,7 @@ class SearchHit:
     is_sidechain: bool = False
     match_terms: tuple[str, ...] = field(default=())
     more_in_session: int | None = None  # with group="session": other matching turns of the session
+    exact_phrase: bool | None = None  # a query with a quoted phrase: the turn shows it (False: only its words)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -247,4 +248,6 @@ class SearchHit:
         }
         if self.more_in_session is not None:
             out["more_in_session"] = self.more_in_session
+        if self.exact_phrase is not None:
+            out["exact_phrase"] = self.exact_phrase
         return out

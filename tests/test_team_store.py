@@ -244,3 +244,11 @@ def test_cli_reads_the_team_store(team: Team, capsys, monkeypatch) -> None:
     assert json.loads(capsys.readouterr().out)["sessions"][0]["session_id"] == BOB_SLUGGED
     assert main(["show", CHAIN_SLUG]) == 1
     assert "Ambiguous reference" in capsys.readouterr().err
+
+
+def test_team_search_keeps_the_phrase_rule(team: Team, store) -> None:
+    exact = store.search('"watermark skew"', limit=10)
+    assert exact and all(h.exact_phrase is True for h in exact)
+    assert {h.user for h in exact} == {"alice", "carol"}
+    apart = store.search('"skew watermark"', limit=10)  # both words, never in this order
+    assert apart and all(h.exact_phrase is False for h in apart)

@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.arguments import not_boolean, not_integer, out_of_bounds, search_query
 from core.errors import BadInput, RelayError
+from core.query.syntax import search_results
 from core.views import session_list_dict, session_message_dict
 
 from .mcp import build_server
@@ -146,7 +147,7 @@ def _handlers(archive: Archive) -> list[Route]:
                 user=_opt(p, "user"), date_from=_opt(p, "date_from"), date_to=_opt(p, "date_to"),
                 sort=_opt(p, "sort") or "relevance", offset=_int(p, "offset", 0, 0), group=_opt(p, "group"),
             )  # fmt: skip
-            return {"results": [h.to_dict() for h in hits]}
+            return search_results(q, hits)
 
         return await call(query)
 

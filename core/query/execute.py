@@ -9,6 +9,7 @@ so every front end pages, groups and sorts the same way; the bounds of a page
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -100,17 +101,55 @@ def ranked(
     return hits, terms, {t: float(dfs.get(term_id(t), 0)) for t in terms if t in typed}
 
 
-def phrases_first(raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]) -> list[Hit]:
-    """Turns whose conversation text shows every quoted phrase, ahead of the rest (order kept)."""
-    patterns = [p for p in (phrase_pattern(ph) for ph in query.phrases) if p is not None]
-    if not patterns or not raw:
-        return raw
+PHRASE_WINDOW = 400  # passages holding a phrase's words checked for the phrase itself
+
+
+def phrase_matches(
+    raw: list[Hit], query: Query, bodies: Callable[[list[int]], dict[int, dict[str, Any]]]
+) -> tuple[list[Hit], bool | None]:
+    """The passages for a query with quoted phrases, each marked ``phrase_shown``, and
+    whether any shows them all (None: no phrase).
+
+    The index keeps no positions, so a phrase is checked on the candidates' stored
+    prompt + answer text (cheaper than positional postings for every term of every
+    turn). Each passage is one of: **shown** (the text shows every phrase, adjacent, in
+    order, digits included); **unseen** (a phrase's indexed word is not in the text, so
+    the index found it in tool output, which is stored by words only: adjacency cannot
+    be checked); **apart** (the text holds the words, not the phrase). Listed: shown,
+    then unseen, each in rank order; apart only when there is neither (with False, for
+    the note that no turn holds the phrase).
+    """
+    checks = [c for c in (_phrase_check(ph) for ph in query.phrases) if c is not None]
+    if not checks or not raw:
+        return raw, None
     docs = bodies([h.doc_id for h in raw])
-    shown, rest = [], []
+    shown: list[Hit] = []
+    unseen: list[Hit] = []
+    apart: list[Hit] = []
     for h in raw:
-        body = (docs.get(h.doc_id) or {}).get("body") or ""
-        (shown if all(p.search(body) for p in patterns) else rest).append(h)
-    return shown + rest
+        text = ((docs.get(h.doc_id) or {}).get("body") or "").lower()
+        # substring tests first (C speed): most candidates lack a word and need no regex
+        missing = [not all(w in text for w in words) for _, words, _ in checks]
+        if not any(missing) and all(pattern.search(text) for pattern, _, _ in checks):
+            shown.append(replace(h, phrase_shown=True))
+        elif any(m and any(w not in text for w in indexed) for m, (_, _, indexed) in zip(missing, checks, strict=True)):
+            unseen.append(replace(h, phrase_shown=False))
+        else:
+            apart.append(replace(h, phrase_shown=False))
+    if shown or unseen:
+        return shown + unseen, bool(shown)
+    return apart, False
+
+
+def _phrase_check(phrase: str) -> tuple[re.Pattern[str], list[str], list[str]] | None:
+    """A phrase's pattern (for lowercased text), its lowercased words, and those of them
+    the index holds (not a stopword, a digit or one letter)."""
+    words = re.findall(r"\w+", phrase.lower())
+    pattern = phrase_pattern(phrase.lower())
+    if pattern is None:
+        return None
+    tok = default_tokenizer()
+    return re.compile(pattern.pattern), words, [w for w in words if tok.terms(w)]  # case-sensitive: the text is lowered
 
 
 def group_by_session(

@@ -47,8 +47,8 @@ def in_total_order(ranked: Iterable[T], *, recent: bool = False) -> Iterator[T]:
     """
 
     def run_key(item: T):
-        hit = item[0]
-        return newest_first(hit.timestamp) if recent else round(hit.score, SCORE_DIGITS)
+        hit = item[0]  # a turn showing a quoted phrase never ties with one that does not (it is listed first)
+        return hit.exact_phrase, newest_first(hit.timestamp) if recent else round(hit.score, SCORE_DIGITS)
 
     for _, run in groupby(ranked, key=run_key):
         yield from sorted(run, key=lambda item: _stable_key(item[0], recent))

@@ -188,8 +188,12 @@ def search(
     ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits)."""
     allowed_files = None if allowed is None else np.array(allowed, dtype=np.int32)
     fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
-    raw, terms, rarity = query_exec.ranked(snapshot, parsed, fetch, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
-    raw = query_exec.phrases_first(raw, parsed, passages.docs)
+    # the passages showing a phrase may rank below the page's window: a wider one is checked
+    window = max(fetch, query_exec.PHRASE_WINDOW) if parsed.phrases else fetch
+    raw, terms, rarity = query_exec.ranked(
+        snapshot, parsed, window, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to
+    )
+    raw = query_exec.phrase_matches(raw, parsed, passages.docs)[0][:fetch]
     if group == "session":
         return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
     return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
@@ -278,6 +282,7 @@ def hits(
                     user=info.user,
                     is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
                     match_terms=tuple(terms),
+                    exact_phrase=h.phrase_shown,
                 ),
                 h,
                 doc,

@@ -1,9 +1,10 @@
-"""Snippets: a window of a turn's text around the rarest word that matched.
+"""Snippets: the window of a turn's text that shows the most, and the rarest, of the query's words.
 
-A hit for ``MockStyles RenderStyles`` must show the identifier, not the first
-"mocking" in the turn: so each matching token is scored by the rarest query term
-it carries (document frequency from the index; a whole identifier is far rarer
-than its parts) and the window centres on the best one, the first of equals.
+A hit for ``sqlite migration nullability`` must show where the three words meet, and
+one for ``MockStyles RenderStyles`` the identifier, not the first "mocking" in the
+turn: so each window (a third of its width before a match) is worth the number of
+distinct query terms it shows, then their rarity (document frequency from the
+index; a whole identifier is far rarer than its parts, and carries them too).
 
 Finding what matched must agree with the index (stems, identifier parts), but
 tokenizing a whole 8,000-character turn per hit is too slow for search-as-you-type.
@@ -15,9 +16,11 @@ candidate is run through the tokenizer to confirm it.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from itertools import islice
 
 from core.index.tokenize import TOKEN_RE, default_tokenizer
 
@@ -61,17 +64,17 @@ def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[
         pos = max(token.end(), candidate.end()) if token.start() <= candidate.start() else candidate.end()
 
 
-MAX_SCANNED = 40  # matches looked at for the rarest one (per passage)
+MAX_SCANNED = 40  # matches looked at per passage
 MAX_PASSAGES = 3  # other passages of a turn looked at
 
 
 def snippet(
     text: str, query_terms: list[str], width: int = SNIPPET_CHARS, rarity: dict[str, float] | None = None
 ) -> str:
-    """At most ``width`` characters around the token carrying the rarest query term.
+    """At most ``width`` characters of ``text`` around the passage showing the most (rarest) query terms.
 
-    ``rarity``: term → document frequency (lower is rarer); without it, the first
-    match wins.
+    ``rarity``: term → document frequency (lower is rarer); without it, every term
+    weighs the same and the first best window wins.
     """
     return best_snippet([text], query_terms, width, rarity)
 
@@ -79,35 +82,36 @@ def snippet(
 def best_snippet(
     texts: Iterable[str], query_terms: list[str], width: int = SNIPPET_CHARS, rarity: dict[str, float] | None = None
 ) -> str:
-    """The snippet of whichever of ``texts`` (passages of one turn) shows the rarest match; the first on ties.
+    """The snippet of whichever of ``texts`` (passages of one turn) has the best window; the first on ties.
 
-    Texts after the first are only looked at while the best match so far is not
-    already the rarest term of the query, and only if they contain that term's
-    letters at all (a substring test, far cheaper than matching).
+    A window's worth is how many distinct query terms it shows, then how rare they
+    are (:func:`_weight`): ``sqlite migration nullability`` shows the sentence with
+    all three, not the first "migration"; an identifier, which carries its whole and
+    its parts, beats a loose part. Texts after the first are looked at only while no
+    window has shown every term the index holds, and only if they contain the rarest
+    term's letters at all.
     """
-    # the rarest term the index holds at all (a typed stem may hold none)
-    held = [t for t in query_terms if rarity and rarity.get(t)]
-    rarest = min(held, key=lambda t: rarity[t]) if rarity and held else None  # type: ignore[index]
-    floor = rarity[rarest] if rarity and rarest else 0.0
-    best: tuple[float, str, tuple[int, int] | None] | None = None
+    # the typed terms the index holds (a typed stem it lacks shows nothing; completions of a prefix have no rarity)
+    wanted = [t for t in dict.fromkeys(query_terms) if rarity.get(t)] if rarity else list(dict.fromkeys(query_terms))
+    rarest = min(wanted, key=lambda t: rarity[t]) if rarity and wanted else None
+    best: tuple[tuple[int, float], str, int] | None = None
     for n, text in enumerate(texts):
         if n > MAX_PASSAGES:
             break
         if n and rarest and rarest not in text.lower():
-            continue
+            continue  # another passage is worth scanning only if it may hold the rarest word (a substring test)
         flat = " ".join(text.split())
-        found = _rarest(flat, query_terms, rarity, rarest)
-        df = found[0] if found else float("inf")
-        if best is None or df < best[0]:
-            best = (df, flat, found[1:] if found else None)
-        if rarity is None or best[0] <= floor:
+        found = _best_window(flat, query_terms, width, rarity, len(wanted))
+        key = found[0] if found else (0, 0.0)
+        if best is None or key > best[0]:
+            best = (key, flat, found[1] if found else 0)
+        if wanted and best[0][0] >= len(wanted):
             break
     if best is None:
         return ""
-    _, flat, span = best
+    _, flat, start = best
     if len(flat) <= width:
         return flat
-    start = max(0, span[0] - width // 3) if span else 0
     window = flat[start : start + width]
     if start > 0:
         window = "…" + window[1:]
@@ -116,27 +120,52 @@ def best_snippet(
     return window
 
 
-def _rarest(
-    text: str, query_terms: list[str], rarity: dict[str, float] | None, stop_at: str | None = None
-) -> tuple[float, int, int] | None:
-    """(document frequency, start, end) of the match carrying the rarest term; the first of equals.
+def _weight(term: str, rarity: dict[str, float] | None) -> float:
+    """How much showing ``term`` is worth: more the rarer it is (document frequency ``rarity[term]``)."""
+    if not rarity:
+        return 1.0
+    return 1.0 / math.log2(2.0 + rarity.get(term, 0.0))
 
-    Stops at the first token carrying ``stop_at`` (the query's rarest term), or
-    after :data:`MAX_SCANNED` matches.
-    """
-    best: tuple[float, int, int] | None = None
-    best_key: tuple[float, int] | None = None
-    for n, (start, end, met) in enumerate(_matches(text, query_terms)):
-        if rarity is None:
-            return 0.0, start, end
-        df = min(rarity.get(t, float("inf")) for t in met)
-        key = (df, -len(met))  # equally rare: the token carrying more of the query (the identifier itself)
-        if best_key is None or key < best_key:
-            best, best_key = (df, start, end), key
-            if stop_at in met:
-                break
-        if n >= MAX_SCANNED:
+
+def _best_window(
+    text: str, query_terms: list[str], width: int, rarity: dict[str, float] | None, complete: int = 0
+) -> tuple[tuple[int, float], int] | None:
+    """((distinct terms shown, their weight), start) of the best ``width`` window of ``text``,
+    each counting the matches from one match on and starting a third of a width before
+    it; the first of equals. Matches are found as the windows need them, and the scan
+    stops at the first window showing ``complete`` distinct terms (no later one is better)."""
+    found = islice(_matches(text, query_terms), MAX_SCANNED)
+    matches: list[tuple[int, int, set[str]]] = []
+
+    def more() -> bool:
+        nxt = next(found, None)
+        if nxt is not None:
+            matches.append(nxt)
+        return nxt is not None
+
+    lead = width // 3
+    weight = {t: _weight(t, rarity) for t in set(query_terms)}
+    shown: dict[str, int] = {}  # term → matches of it in the window
+    best: tuple[tuple[int, float], int] | None = None
+    left = right = 0
+    while left < len(matches) or more():
+        start, _end, met = matches[left]
+        begin = max(0, start - lead)
+        while (right < len(matches) or more()) and matches[right][1] <= begin + width:
+            for term in matches[right][2]:
+                shown[term] = shown.get(term, 0) + 1
+            right += 1
+        key = (len(shown), sum(weight.get(t, 0.0) for t in shown))
+        if best is None or key > best[0]:
+            best = (key, begin)
+        if complete and key[0] >= complete:
             break
+        for term in met if left < right else ():  # the anchor leaves the window before the next one
+            if term in shown:
+                shown[term] -= 1
+                if not shown[term]:
+                    del shown[term]
+        left += 1
     return best
 
 

@@ -2,9 +2,19 @@
 
 * plain words rank by BM25; a turn holding **all** of them ranks above any that
   holds only some (:mod:`core.index.bm25`), so more words narrow the list;
-* ``"exact phrase"``: its words must all be in the turn, and turns where they
-  stand together in the conversation text come first;
-* ``-word`` (or ``-"a phrase"``'s words): no turn holding it is listed;
+* ``"exact phrase"``: its words adjacent and in order, digits and one-letter words
+  included (``"harbor session 4"``). The index keeps no positions, so the turns
+  holding all its words are checked against their stored prompt + answer text
+  (:func:`core.query.execute.phrase_matches`); if none shows the phrase, the
+  all-words matches are listed with a note (:func:`phrase_note`). A phrase that
+  is one token (``"js/app.js"``) is the tokenizer's whole term, so holding it is
+  the exact match, in tool output too;
+* ``-word``: no turn holding ``word`` is listed, when it is a plain word (a letter,
+  then two or more letters or ``_``) among other words, in a query that holds no
+  command-line flag. ``--long-flag`` and ``-x``/``-xy`` are flags: never exclusions,
+  and their presence marks a pasted command line, whose every ``-…`` word is
+  searched as written (``act --container-architecture linux/amd64 -j test``,
+  ``tar -xzf`` …). ``-"a phrase"`` always excludes its words;
 * ``prefix*``: any indexed word starting so matches (``flak*`` → flaky, flakes);
   the app treats the word being typed as a prefix the same way;
 * recency words ("most recent …", "the latest session …", "last time I …")
@@ -18,14 +28,21 @@ is ignored.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from core.index.tokenize import Tokenizer, default_tokenizer
+from core.model import SearchHit
 
 MIN_PREFIX = 2  # characters before a ``*`` to expand it
 MAX_CLAUSES = 64  # terms of one query that count (a pasted log must not make a query slow)
 MIN_TYPED_PREFIX = 3  # characters of a word being typed before it expands (two letters match too much)
 _TOKEN = re.compile(r'(-?)"([^"]*)(?:"|$)|(\S+)')
+# What a command-line flag looks like: ``--long-flag`` or a dash and one or two characters.
+_FLAG = re.compile(r"--\S+|-[^\s-]{1,2}")
+# An exclusion: a dash and a plain word (a letter, then 2+ letters or ``_``; no digits).
+_EXCLUSION = re.compile(r"-[^\W\d_][^\W\d]{2,}")
 # Words asking for the newest of similar turns; they are dropped from the terms.
 _RECENCY = re.compile(
     r"\b(?:(?:the\s+)?most\s+recent(?:ly)?(?:\s+(?:session|conversation)s?)?|recently"
@@ -71,6 +88,7 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
     excluded: list[str] = []
     phrases: list[str] = []
     matches = list(_TOKEN.finditer(text))
+    excluding = _may_exclude(matches)
     for i, m in enumerate(matches):
         negative, phrase, word = m.group(1), m.group(2), m.group(3)
         if phrase is not None:
@@ -78,12 +96,12 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
             if negative:
                 excluded.extend(_exclusion_terms(tok, phrase))
                 continue
-            if len(terms) > 1:
+            if len(phrase.split()) > 1:  # one token is its tokenizer term, whole (see above)
                 phrases.append(phrase)
             for term in terms:
                 clauses[term] = Clause(term, required=True)
             continue
-        if word.startswith("-") and len(word) > 1:
+        if excluding and _EXCLUSION.fullmatch(word):
             excluded.extend(_exclusion_terms(tok, word[1:]))
             continue
         is_last = i == len(matches) - 1 and typing and not text[m.end() :].strip() and not text.endswith(" ")
@@ -103,7 +121,18 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
             clauses[term] = Clause(term, prefix if j == 0 else None)
     kept = list(clauses.values())[:MAX_CLAUSES]
     positive = tuple(c.term for c in kept)
-    return Query(tuple(kept), tuple(dict.fromkeys(excluded))[:MAX_CLAUSES], tuple(phrases), recency, positive)
+    excluded_terms = tuple(dict.fromkeys(excluded))[:MAX_CLAUSES]
+    return Query(tuple(kept), excluded_terms, tuple(phrases)[:MAX_CLAUSES], recency, positive)
+
+
+def _may_exclude(matches: list[re.Match[str]]) -> bool:
+    """Whether ``-word`` excludes in this query: it has a word to search for and no flag
+    (a flag marks a pasted command line, whose ``-…`` words are what is searched for)."""
+    words = [m.group(3) for m in matches if m.group(3) is not None]
+    if any(_FLAG.fullmatch(w) for w in words):
+        return False
+    phrases = any(m.group(2) is not None and not m.group(1) for m in matches)
+    return phrases or any(not _EXCLUSION.fullmatch(w) for w in words)
 
 
 def _exclusion_terms(tok: Tokenizer, text: str) -> list[str]:
@@ -117,8 +146,30 @@ def _exclusion_terms(tok: Tokenizer, text: str) -> list[str]:
 
 
 def phrase_pattern(phrase: str) -> re.Pattern[str] | None:
-    """A regex finding ``phrase``'s words next to each other (any punctuation or space between)."""
+    """A regex finding ``phrase``'s words next to each other and in order, every word
+    counted (digits and one letter too); any punctuation or space may stand between."""
     words = re.findall(r"\w+", phrase)
     if len(words) < 2:
         return None
-    return re.compile(r"\b" + r"\W+".join(re.escape(w) for w in words) + r"\b", re.IGNORECASE)
+    return re.compile(r"(?<!\w)" + r"\W+".join(re.escape(w) for w in words) + r"(?!\w)", re.IGNORECASE)
+
+
+def phrase_note(query: str, hits: Sequence[SearchHit], *, short: bool = False) -> str | None:
+    """What every front end says when no turn shows a quoted phrase of ``query`` (the
+    hits hold its words, apart: ``exact_phrase`` False), or None; ``short``: for a status line."""
+    if not hits or hits[0].exact_phrase is not False:
+        return None
+    shown = ", ".join(f'"{p}"' for p in parse(query).phrases) or "the quoted phrase"
+    if short:
+        return f"no exact {shown}: all-words matches"
+    return f"No turn holds the exact phrase {shown}; the turns holding all its words follow."
+
+
+def search_results(query: str, hits: Sequence[SearchHit]) -> dict[str, Any]:
+    """The search answer of ``--json``, MCP and HTTP: ``{"results": [...]}``, with a
+    ``note`` when no turn shows the query's quoted phrase (:func:`phrase_note`)."""
+    out: dict[str, Any] = {"results": [h.to_dict() for h in hits]}
+    note = phrase_note(query, hits)
+    if note:
+        out["note"] = note
+    return out

@@ -95,12 +95,17 @@ class TeamSearch:
         if snapshot is None:
             return []
         want = query_exec.GROUP_WINDOW if group else offset + limit
-        raw, terms, _ = query_exec.ranked(snapshot, parsed, want * 3 + 10, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to)
+        fetch = want * 3 + 10
+        window = max(fetch, query_exec.PHRASE_WINDOW) if parsed.phrases else fetch
+        raw, terms, _ = query_exec.ranked(
+            snapshot, parsed, window, sort=sort, allowed_files=allowed, ts_from=ts_from, ts_to=ts_to
+        )
         if not raw:
             return []
         cols = ("doc_id", "file_id", "turn", "part", "first_seq", "last_seq", "ts", "side", "body")
         rows = self._query(f"SELECT {', '.join(cols)} FROM docs WHERE doc_id = ANY(%s)", ([h.doc_id for h in raw],))
         docs = Docs({r[0]: dict(zip(cols, r)) for r in rows}, self._query)
+        raw = query_exec.phrase_matches(raw, parsed, docs.docs)[0][:fetch]  # the phrase rule of a local search
         per_user: dict[str, list[Hit]] = {}
         for h in raw:
             owner = self._files.get(h.file_id)
@@ -110,10 +115,13 @@ class TeamSearch:
         for name, hits in per_user.items():
             found = searching.hits(libs[name], docs, hits, terms, want, sort=sort, snippets=snippets)
             streams.append([replace(h, ref=self._qualified(name, h.ref)) for h in found])
+        # turns showing a quoted phrase stay ahead of the rest (core.query.execute.phrase_matches)
         if sort == "recent":
-            merged = list(heapq.merge(*streams, key=lambda h: (_newer_first(h.timestamp), hit_order(h))))
+            merged = list(
+                heapq.merge(*streams, key=lambda h: (h.exact_phrase is False, _newer_first(h.timestamp), hit_order(h)))
+            )
         else:
-            merged = list(heapq.merge(*streams, key=hit_order))
+            merged = list(heapq.merge(*streams, key=lambda h: (h.exact_phrase is False, hit_order(h))))
         if group == "session":
             merged = query_exec.group_hits(merged)
         return merged[offset : offset + limit]

@@ -25,6 +25,8 @@ from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from core.query.syntax import phrase_note
+
 from .. import tasks
 from ..formatting import around_match, highlight, one_line, query_terms, relative_time, spread
 from ..messages import SearchFinished
@@ -264,7 +266,8 @@ class SearchPane(Vertical):
         if self.opens:
             text = f"enter opens {self.opens} · {self._count_text()}"
         elif self.hits:
-            text = self._count_text() + (f" · {filters}" if filters else "")
+            note = phrase_note(message.query, self.hits, short=True)
+            text = (f"{note} · " if note else "") + self._count_text() + (f" · {filters}" if filters else "")
         elif self.app.syncing:
             text = f"No hits yet for {message.query!r} — still indexing"
         else:

@@ -10,6 +10,7 @@ import sys
 
 from core.arguments import search_query
 from core.outputs.handoff import about
+from core.query.syntax import phrase_note, search_results
 from core.timeutil import clean_ts
 from core.views import session_list_dict, turn_to_dict
 from core.words import plural
@@ -68,11 +69,14 @@ def cmd_search(args) -> int:
             sort=args.sort, offset=args.offset, group=args.group,
         )
         if args.json:
-            print_json({"results": [h.to_dict() for h in hits]})
+            print_json(search_results(args.query, hits))
             return 0
         if not hits:
             print(f"No matches for {args.query!r}.", file=sys.stderr)
             return 0
+        note = phrase_note(args.query, hits)
+        if note:
+            print(note)
         for h in hits:
             when = _when(h.timestamp)
             more = f"  (+{h.more_in_session} more in this session)" if h.more_in_session else ""

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from core.arguments import search_query
 from core.budget import RESULT_BUDGET
+from core.query.syntax import search_results
 from core.views import session_list_dict
 
 from .common import Date, Limit, Offset, OptStr, Project, _readable_errors, tool_adder
@@ -53,8 +54,9 @@ def register(server: MCPServer, archive: Archive) -> None:
         message, a command, a file name, a decision. Each result is one turn with a
         snippet, its `ref` (pass to read_turn for the whole turn) and `sequence` (pass
         with session_id to get_message_context for the surrounding messages).
-        Query syntax: "exact phrase", -exclude, prefix*; turns holding every word
-        rank first. Page on with `offset`.
+        Query syntax: "exact phrase" (words adjacent; `note` says when no turn has it),
+        -exclude (a plain word; --flags and -x are searched as typed), prefix*; turns
+        holding every word rank first. Page on with `offset`.
         """
         with _readable_errors(archive):
             hits = archive.search(
@@ -62,7 +64,7 @@ def register(server: MCPServer, archive: Archive) -> None:
                 agent=agent, user=user, date_from=date_from, date_to=date_to,
                 sort=sort, offset=offset, group=group,
             )  # fmt: skip
-            return SearchResults.model_validate({"results": [h.to_dict() for h in hits]})
+            return SearchResults.model_validate(search_results(query, hits))
 
     @tool
     def list_sessions(

@@ -34,6 +34,9 @@ class SearchResult(_Out):
 
 class SearchResults(_Out):
     results: list[SearchResult]
+    note: str | None = Field(
+        None, description="Set when no turn holds a quoted phrase exactly: the results hold its words apart."
+    )
 
 
 class Session(_Out):
