@@ -227,6 +227,7 @@ class SearchHit:
     is_sidechain: bool = False
     match_terms: tuple[str, ...] = field(default=())
     more_in_session: int | None = None  # with group="session": other matching turns of the session
+    by_meaning: bool = False  # found by hybrid recall's vectors alone (none of the query's words ranked it)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -245,4 +246,6 @@ class SearchHit:
         }
         if self.more_in_session is not None:
             out["more_in_session"] = self.more_in_session
+        if self.by_meaning:
+            out["by_meaning"] = True
         return out
