@@ -85,14 +85,22 @@ def build_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto
     ids, mask = "input_ids", "attention_mask"
     word = g.op("Gather", [g.const("word_emb", weights["embeddings.word_embeddings.weight"]), ids], axis=0)
     seq_len = g.op("Gather", [g.op("Shape", [ids]), g.const("one_i", np.array(1, dtype=np.int64))], axis=0)
-    positions = g.op("Range", [g.const("zero", np.array(0, dtype=np.int64)), seq_len, g.const("step", np.array(1, dtype=np.int64))])
+    positions = g.op(
+        "Range", [g.const("zero", np.array(0, dtype=np.int64)), seq_len, g.const("step", np.array(1, dtype=np.int64))]
+    )
     pos = g.op("Gather", [g.const("pos_emb", weights["embeddings.position_embeddings.weight"]), positions], axis=0)
     token_type = g.const("type0", weights["embeddings.token_type_embeddings.weight"][0])  # token_type_ids are all 0
     x = g.op("Add", [g.op("Add", [word, pos]), token_type])
     x = g.layer_norm(x, weights["embeddings.LayerNorm.weight"], weights["embeddings.LayerNorm.bias"], eps, "emb_ln")
     mask_f = g.op("Cast", [mask], to=TensorProto.FLOAT)
     # (1 - mask) * -10000 as [B, 1, 1, S]: padded keys get no attention
-    bias = g.op("Mul", [g.op("Sub", [g.const("onef", np.array(1.0, np.float32)), mask_f]), g.const("neg", np.array(-10000.0, np.float32))])
+    bias = g.op(
+        "Mul",
+        [
+            g.op("Sub", [g.const("onef", np.array(1.0, np.float32)), mask_f]),
+            g.const("neg", np.array(-10000.0, np.float32)),
+        ],
+    )
     bias = g.op("Unsqueeze", [bias, g.const("ax12", np.array([1, 2], dtype=np.int64))])
     split_heads = g.const("split", np.array([0, 0, heads, head_dim], dtype=np.int64))
     merge_heads = g.const("merge", np.array([0, 0, hidden], dtype=np.int64))
@@ -100,8 +108,9 @@ def build_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto
     for layer in range(config["num_hidden_layers"]):
         p = f"encoder.layer.{layer}."
 
-        def proj(name: str, x: str = x, p: str = p) -> str:
-            return g.linear(x, weights[f"{p}attention.self.{name}.weight"], weights[f"{p}attention.self.{name}.bias"], f"l{layer}.{name}")
+        def proj(name: str, x: str = x, p: str = p, layer: int = layer) -> str:
+            w, b = weights[f"{p}attention.self.{name}.weight"], weights[f"{p}attention.self.{name}.bias"]
+            return g.linear(x, w, b, f"l{layer}.{name}")
 
         q = g.op("Transpose", [g.op("Reshape", [proj("query"), split_heads])], perm=[0, 2, 1, 3])
         k = g.op("Transpose", [g.op("Reshape", [proj("key"), split_heads])], perm=[0, 2, 3, 1])
@@ -109,34 +118,75 @@ def build_graph(weights: dict[str, np.ndarray], config: dict) -> onnx.ModelProto
         scores = g.op("Add", [g.op("Mul", [g.op("MatMul", [q, k]), scale]), bias])
         probs = g.op("Softmax", [scores], axis=-1)
         ctx = g.op("Reshape", [g.op("Transpose", [g.op("MatMul", [probs, v])], perm=[0, 2, 1, 3]), merge_heads])
-        attn = g.linear(ctx, weights[f"{p}attention.output.dense.weight"], weights[f"{p}attention.output.dense.bias"], f"l{layer}.ao")
-        x = g.layer_norm(
-            g.op("Add", [attn, x]), weights[f"{p}attention.output.LayerNorm.weight"], weights[f"{p}attention.output.LayerNorm.bias"], eps, f"l{layer}.ln1"
+        attn = g.linear(
+            ctx,
+            weights[f"{p}attention.output.dense.weight"],
+            weights[f"{p}attention.output.dense.bias"],
+            f"l{layer}.ao",
         )
-        inter = g.linear(x, weights[f"{p}intermediate.dense.weight"], weights[f"{p}intermediate.dense.bias"], f"l{layer}.in")
+        x = g.layer_norm(
+            g.op("Add", [attn, x]),
+            weights[f"{p}attention.output.LayerNorm.weight"],
+            weights[f"{p}attention.output.LayerNorm.bias"],
+            eps,
+            f"l{layer}.ln1",
+        )
+        inter = g.linear(
+            x, weights[f"{p}intermediate.dense.weight"], weights[f"{p}intermediate.dense.bias"], f"l{layer}.in"
+        )
         # GELU (erf): 0.5 x (1 + erf(x / sqrt 2))
         erf = g.op("Erf", [g.op("Mul", [inter, g.const("isqrt2", np.array(1 / math.sqrt(2), np.float32))])])
-        gelu = g.op("Mul", [g.op("Mul", [inter, g.const("half", np.array(0.5, np.float32))]), g.op("Add", [erf, g.const("onef", np.array(1.0, np.float32))])])
+        gelu = g.op(
+            "Mul",
+            [
+                g.op("Mul", [inter, g.const("half", np.array(0.5, np.float32))]),
+                g.op("Add", [erf, g.const("onef", np.array(1.0, np.float32))]),
+            ],
+        )
         out = g.linear(gelu, weights[f"{p}output.dense.weight"], weights[f"{p}output.dense.bias"], f"l{layer}.out")
-        x = g.layer_norm(g.op("Add", [out, x]), weights[f"{p}output.LayerNorm.weight"], weights[f"{p}output.LayerNorm.bias"], eps, f"l{layer}.ln2")
+        x = g.layer_norm(
+            g.op("Add", [out, x]),
+            weights[f"{p}output.LayerNorm.weight"],
+            weights[f"{p}output.LayerNorm.bias"],
+            eps,
+            f"l{layer}.ln2",
+        )
     # mean over the attention mask, then L2-normalise: what sentence-transformers does
     m3 = g.op("Unsqueeze", [mask_f, g.const("ax2", np.array([2], dtype=np.int64))])
     axis1 = g.const("ax1", np.array([1], dtype=np.int64))
     total = g.op("ReduceSum", [g.op("Mul", [x, m3]), axis1], keepdims=0)
     count = g.op("Max", [g.op("ReduceSum", [m3, axis1], keepdims=0), g.const("tiny", np.array(1e-9, np.float32))])
     mean = g.op("Div", [total, count])
-    norm = g.op("Max", [g.op("Sqrt", [g.op("ReduceSum", [g.op("Mul", [mean, mean]), g.const("axl", np.array([-1], dtype=np.int64))], keepdims=1)]),
-                        g.const("tiny2", np.array(1e-12, np.float32))])
+    norm = g.op(
+        "Max",
+        [
+            g.op(
+                "Sqrt",
+                [
+                    g.op(
+                        "ReduceSum",
+                        [g.op("Mul", [mean, mean]), g.const("axl", np.array([-1], dtype=np.int64))],
+                        keepdims=1,
+                    )
+                ],
+            ),
+            g.const("tiny2", np.array(1e-12, np.float32)),
+        ],
+    )
     g.nodes.append(helper.make_node("Div", [mean, norm], ["embedding"]))
     graph = helper.make_graph(
         g.nodes,
         "all-MiniLM-L6-v2",
-        [helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "seq"]),
-         helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "seq"])],
+        [
+            helper.make_tensor_value_info(ids, TensorProto.INT64, ["batch", "seq"]),
+            helper.make_tensor_value_info(mask, TensorProto.INT64, ["batch", "seq"]),
+        ],
         [helper.make_tensor_value_info("embedding", TensorProto.FLOAT, ["batch", hidden])],
         initializer=g.inits,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="relay-search export_minilm")
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="relay-search export_minilm"
+    )
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
@@ -161,12 +211,19 @@ def reference(weights: dict[str, np.ndarray], config: dict, ids: np.ndarray, mas
         return x @ w[p + ".weight"].T + w[p + ".bias"]
 
     b, s = ids.shape
-    x = w["embeddings.word_embeddings.weight"][ids] + w["embeddings.position_embeddings.weight"][:s] + w["embeddings.token_type_embeddings.weight"][0]
+    x = (
+        w["embeddings.word_embeddings.weight"][ids]
+        + w["embeddings.position_embeddings.weight"][:s]
+        + w["embeddings.token_type_embeddings.weight"][0]
+    )
     x = ln(x, "embeddings.LayerNorm")
     bias = (1.0 - mask[:, None, None, :]) * -10000.0
     for layer in range(config["num_hidden_layers"]):
         p = f"encoder.layer.{layer}."
-        q, k, v = (lin(x, f"{p}attention.self.{n}").reshape(b, s, heads, d).transpose(0, 2, 1, 3) for n in ("query", "key", "value"))
+        q, k, v = (
+            lin(x, f"{p}attention.self.{n}").reshape(b, s, heads, d).transpose(0, 2, 1, 3)
+            for n in ("query", "key", "value")
+        )
         sc = q @ k.transpose(0, 1, 3, 2) / math.sqrt(d) + bias
         sc = np.exp(sc - sc.max(-1, keepdims=True))
         pr = sc / sc.sum(-1, keepdims=True)
@@ -199,8 +256,12 @@ def run(model_path: Path, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint", type=Path, help="directory of the sentence-transformers all-MiniLM-L6-v2 checkpoint")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "core" / "semantic" / "model")
+    parser.add_argument(
+        "checkpoint", type=Path, help="directory of the sentence-transformers all-MiniLM-L6-v2 checkpoint"
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent.parent / "core" / "semantic" / "model"
+    )
     args = parser.parse_args(argv)
     from onnxruntime.quantization import QuantType, quantize_dynamic
 

@@ -45,7 +45,11 @@ class EmbeddedArchive(Protocol):
 def alive_doc_ids(snapshot: Snapshot | None) -> np.ndarray:
     if snapshot is None or not snapshot.segments:
         return np.zeros(0, dtype=np.int64)
-    return np.sort(np.concatenate([np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive)]))
+    return np.sort(
+        np.concatenate(
+            [np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
+        )
+    )
 
 
 def _batches(ids: np.ndarray, size: int) -> Iterator[np.ndarray]:

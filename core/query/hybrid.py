@@ -28,7 +28,9 @@ MODES = ("auto", "hybrid", "lexical")
 FUSE_DEPTH = 100  # each list's top this many are scaled and fused
 BM25_WEIGHT = 0.5
 COSINE_WEIGHT = 0.5
-COSINE_FLOOR = 0.30  # a passage found by meaning alone needs at least this cosine
+COSINE_FLOOR = (
+    0.32  # a passage found by meaning alone needs at least this cosine (dev set: prose negatives peak at 0.30)
+)
 
 _JOINED = re.compile(r"\w[_./:#@()=]+\w|[()=]")
 _CAMEL = re.compile(r"[a-z][A-Z]")
@@ -79,9 +81,15 @@ def passage_table(snapshot: Snapshot) -> PassageTable:
     if cached is not None and cached[0] is snapshot:
         return cached[1]
     if snapshot.segments:
-        ids = np.concatenate([np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive)])
-        files = np.concatenate([np.asarray(s.file_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive)])
-        ts = np.concatenate([np.asarray(s.ts, dtype=np.float64)[a] for s, a in zip(snapshot.segments, snapshot.alive)])
+        ids = np.concatenate(
+            [np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
+        )
+        files = np.concatenate(
+            [np.asarray(s.file_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
+        )
+        ts = np.concatenate(
+            [np.asarray(s.ts, dtype=np.float64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
+        )
         order = np.argsort(ids, kind="stable")
         table = PassageTable(ids[order], files[order], ts[order])
     else:
@@ -92,8 +100,13 @@ def passage_table(snapshot: Snapshot) -> PassageTable:
 
 
 def cosines(
-    snapshot: Snapshot, vectors: Vectors, query_vector: np.ndarray, *,
-    allowed_files: np.ndarray | None, ts_from: float | None, ts_to: float | None,
+    snapshot: Snapshot,
+    vectors: Vectors,
+    query_vector: np.ndarray,
+    *,
+    allowed_files: np.ndarray | None,
+    ts_from: float | None,
+    ts_to: float | None,
 ) -> dict[int, tuple[int, float, float]]:
     """doc id → (file id, time, cosine) of every embedded alive passage the filters allow."""  # fmt: skip
     table = passage_table(snapshot)
@@ -112,7 +125,10 @@ def cosines(
         return {}
     sims = vectors.matrix[rows] @ query_vector.astype(np.float32)
     pos = at[rows]
-    return {int(d): (int(f), float(t), float(c)) for d, f, t, c in zip(table.doc_ids[pos], table.file_ids[pos], table.ts[pos], sims)}
+    return {
+        int(d): (int(f), float(t), float(c))
+        for d, f, t, c in zip(table.doc_ids[pos], table.file_ids[pos], table.ts[pos], sims, strict=True)
+    }
 
 
 def fuse(lexical: list[Hit], sims: dict[int, tuple[int, float, float]], fetch: int) -> tuple[list[Hit], set[int]]:
@@ -121,8 +137,6 @@ def fuse(lexical: list[Hit], sims: dict[int, tuple[int, float, float]], fetch: i
         return lexical, set()
     lex = lexical[:FUSE_DEPTH]
     by_meaning = sorted(sims.items(), key=lambda kv: (-kv[1][2], kv[0]))[:FUSE_DEPTH]
-    if not by_meaning or by_meaning[0][1][2] < COSINE_FLOOR:
-        return lexical, set()  # nothing close in meaning: do not reorder, do not invent
     c_hi, c_lo = by_meaning[0][1][2], by_meaning[-1][1][2]
     scores = [h.score for h in lex]
     b_hi, b_lo = (max(scores), min(scores)) if scores else (1.0, 0.0)
@@ -139,7 +153,14 @@ def fuse(lexical: list[Hit], sims: dict[int, tuple[int, float, float]], fetch: i
     for doc_id, (file_id, ts, cos) in by_meaning:
         if doc_id in fused or cos < COSINE_FLOOR:
             continue
-        fused[doc_id] = Hit(doc_id=doc_id, file_id=file_id, score=COSINE_WEIGHT * scaled(cos, c_lo, c_hi), ts=ts, matched=0, complete=False)
+        fused[doc_id] = Hit(
+            doc_id=doc_id,
+            file_id=file_id,
+            score=COSINE_WEIGHT * scaled(cos, c_lo, c_hi),
+            ts=ts,
+            matched=0,
+            complete=False,
+        )
         only_meaning.add(doc_id)
     ranked = sorted(fused.values(), key=lambda h: (-h.score, -h.ts, h.doc_id))
     return ranked[:fetch], only_meaning

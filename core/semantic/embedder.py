@@ -84,9 +84,9 @@ def model_state(env: Mapping[str, str]) -> ModelState:
     missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
     if missing:
         return ModelState(False, f"{' and '.join(missing)} not installed", folder=str(folder))
-    if not (folder / TOKENIZER_FILE).is_file():
-        return ModelState(False, f"tokenizer missing ({folder / TOKENIZER_FILE})", folder=str(folder))
     problem = _file_problem(folder / MODEL_FILE)
+    if not problem and not (folder / TOKENIZER_FILE).is_file():
+        problem = f"tokenizer missing ({folder / TOKENIZER_FILE})"
     return ModelState(not problem, problem, folder=str(folder))
 
 
@@ -114,7 +114,9 @@ class Embedder:
             encoded = self._tokenizer.encode_batch([t[:PASSAGE_CHARS] for t in texts])
             ids = np.array([e.ids for e in encoded], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            return np.asarray(self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0], dtype=np.float32)
+            return np.asarray(
+                self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0], dtype=np.float32
+            )
 
 
 _loaded: dict[tuple[str, str], Embedder] = {}

@@ -131,11 +131,13 @@ class VectorStore:
         return name
 
     def merge(self, alive: np.ndarray, *, force: bool = False) -> bool:
-        """Rewrite the files as one holding only ``alive`` doc ids, when there are many files (or ``force``)."""
+        """Rewrite the files as one holding only ``alive`` doc ids, when there are many files, when most of
+        their vectors belong to passages no longer indexed, or (``force``) whenever there is more than one."""
         loaded = self.load()
-        if len(loaded.files) <= (1 if force else MERGE_FILES):
-            return False
         keep = np.isin(loaded.doc_ids, alive)
+        mostly_dead = loaded.count and int(keep.sum()) < loaded.count // 2  # a rebuilt or much-changed index
+        if not loaded.files or (len(loaded.files) <= (1 if force else MERGE_FILES) and not mostly_dead):
+            return False
         self._write(loaded.doc_ids[keep], loaded.matrix[keep].astype(np.float16))
         for name in loaded.files:  # a reader that listed one of these skips it and lists again next query
             (self.folder / name).unlink(missing_ok=True)
