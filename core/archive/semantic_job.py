@@ -118,6 +118,7 @@ class SemanticJob:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # Linux: this thread only
         except (AttributeError, OSError):
             pass
+        load(self._archive.config.env)  # the query side's model too, so a long-lived process's first prose query is quick
         embedder = load(self._archive.config.env, role="background")
         if embedder is None:
             self._failure = self._failure or "the model failed to load"

@@ -168,26 +168,24 @@ def archive_search(
         return []
     meaning = None
     if hybrid.uses_meaning(query, mode, sort):
-        meaning = semantic_query(archive, query, typing=typing)
+        meaning = semantic_query(archive, query)
     return search(
         snapshot, lib, CatalogPassages(archive.catalog), parsed, allowed,
         limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets, meaning=meaning,
     )  # fmt: skip
 
 
-def semantic_query(archive: SearchedArchive, query: str, *, typing: bool) -> tuple[Any, np.ndarray] | None:
+def semantic_query(archive: SearchedArchive, query: str) -> tuple[Any, np.ndarray] | None:
     """The embedded vectors and the query's vector, or None when semantic recall cannot run (then BM25 alone)."""
     from core.semantic.embedder import load
 
-    if typing:  # the app's search-as-you-type: the last word is half typed; meaning waits for the whole query
-        return None
     vectors = archive.semantic.store.load()
     if not vectors.count:
         return None
     embedder = load(archive.semantic.env)
     if embedder is None:
         return None
-    return vectors, embedder.embed([query])[0]
+    return vectors, embedder.embed_query(query)
 
 
 def search(

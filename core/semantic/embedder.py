@@ -31,6 +31,7 @@ DIM = 384
 MAX_TOKENS = 128  # of each passage's prompt + answer (256 doubled the cost for +0.015 MRR in the study)
 PASSAGE_CHARS = 2_000  # enough text for 128 tokens; the tokenizer need not read a whole answer
 MODEL_ENV = "RELAY_SEARCH_MODEL"
+QUERY_CACHE = 64  # query vectors remembered
 SHIPPED_DIR = Path(__file__).resolve().parent / "model"
 
 
@@ -106,6 +107,17 @@ class Embedder:
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         self._lock = threading.Lock()  # the tokenizer's padding settings are shared state
+        self._queries: dict[str, np.ndarray] = {}
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """One query's vector, remembered for the next few calls (the app asks again on every refresh)."""
+        vector = self._queries.get(text)
+        if vector is None:
+            vector = self.embed([text])[0]
+            if len(self._queries) >= QUERY_CACHE:
+                self._queries.pop(next(iter(self._queries)))
+            self._queries[text] = vector
+        return vector
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
