@@ -76,6 +76,7 @@ sys.exit(code)
 """
 
 
+@pytest.mark.semantic
 @pytest.mark.parametrize(("query", "embeds"), [("rollover_period", False), ("fix test_invoice_rollover flaky in CI", False),
                                                ("the page squashes badly on a phone screen", True)])
 def test_a_code_like_search_loads_no_embedding_runtime(tmp_path, query, embeds):
@@ -83,10 +84,11 @@ def test_a_code_like_search_loads_no_embedding_runtime(tmp_path, query, embeds):
     import os
 
     from core.fixtures.demo import write_demo_corpus
-    from core.semantic.embedder import model_state
+    from core.semantic.embedder import SHIPPED_DIR, model_state
 
-    if not model_state(os.environ).on:
-        pytest.skip(f"the model cannot run here: {model_state(os.environ).reason}")
+    state = model_state({"RELAY_SEARCH_MODEL": str(SHIPPED_DIR)})
+    if not state.on:
+        pytest.skip(f"the model cannot run here: {state.reason}")
     write_demo_corpus(tmp_path)
     env = {**os.environ, "HOME": str(tmp_path)}
     env.pop("XDG_CACHE_HOME", None)

@@ -92,7 +92,7 @@ class SemanticJob:
 
     def kick(self) -> None:
         """Embed what is missing (the writer only); returns at once."""
-        if not self._archive.writer or self._stop.is_set():
+        if not self._archive.writer or self._stop.is_set() or not self.state().on:
             return
         self._idle.clear()
         self._again.set()
@@ -120,8 +120,8 @@ class SemanticJob:
             pass
         load(self._archive.config.env)  # the query side's model too, so a long-lived process's first prose query is quick
         embedder = load(self._archive.config.env, role="background")
-        if embedder is None:
-            self._failure = self._failure or "the model failed to load"
+        if embedder is None:  # the files passed their checks, yet the runtime refused them
+            self._failure = self._failure or "the model failed to load (onnxruntime refused it)"
             self._idle.set()
             return
         try:

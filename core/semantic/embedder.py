@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,8 +47,11 @@ class ModelState:
 
 
 def model_folder(env: Mapping[str, str]) -> Path | None:
-    """Where the model is: ``RELAY_SEARCH_MODEL`` if set (None for ``off``), else the shipped folder."""
-    chosen = (env.get(MODEL_ENV) or "").strip()
+    """Where the model is: ``RELAY_SEARCH_MODEL`` if set (None for ``off``), else the shipped folder.
+
+    Read from the archive's environment, else the process's: the setting belongs to the
+    installation, so an archive opened with an explicit environment (a HOME elsewhere) keeps it."""
+    chosen = (env.get(MODEL_ENV) or os.environ.get(MODEL_ENV) or "").strip()
     if chosen.lower() in ("off", "0", "none", "false"):
         return None
     return Path(chosen).expanduser() if chosen else SHIPPED_DIR

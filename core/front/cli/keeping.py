@@ -60,7 +60,7 @@ def cmd_index(args) -> int:
         archive.compact()
         if archive.semantic.state().on:  # hybrid recall: embed what is new, after BM25 is published
             pending = archive.semantic.summary()
-            if pending["passages"] > pending["embedded"] and not args.json:
+            if pending["passages"] > pending["embedded"] and not args.json and sys.stderr.isatty():  # as progress is
                 print(f"embedding {plural(pending['passages'] - pending['embedded'], 'passage')} for semantic recall…", file=sys.stderr)
             archive.wait_semantic()
         if args.stats or args.json:
