@@ -31,9 +31,8 @@ FUSE_DEPTH = 100  # each list's top this many are scaled and fused
 # (147-query set: R@10 1.000 vs 0.993, MRR 0.980 vs 0.968; v2: 0.904 vs 0.883).
 BM25_WEIGHT = 0.6
 COSINE_WEIGHT = 0.4
-COSINE_FLOOR = (
-    0.32  # a passage found by meaning alone needs at least this cosine (dev set: prose negatives peak at 0.30)
-)
+# a passage found by meaning alone needs at least this cosine (dev set: prose negatives peak at 0.30)
+COSINE_FLOOR = 0.32
 
 _JOINED = re.compile(r"\w[_./:#@()=]+\w|[()=]")
 _CAMEL = re.compile(r"[a-z][A-Z]")
