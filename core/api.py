@@ -78,10 +78,11 @@ class Archive:
 
     def _wipe(self) -> None:
         """Throw the cache away and start an empty one (the writer only)."""
-        self.catalog.close()
-        wipe_cache(self.cache)
-        self._attach(open_catalog(self.cache, writer=True)[0])
-        self._publish(self.indexer.load_snapshot())
+        with self.semantic.paused():  # (its vectors are keyed by doc ids, which the new catalog reuses)
+            self.catalog.close()
+            wipe_cache(self.cache)
+            self._attach(open_catalog(self.cache, writer=True)[0])
+            self._publish(self.indexer.load_snapshot())
 
     # --- lifecycle ---------------------------------------------------------------------
 

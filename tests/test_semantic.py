@@ -31,10 +31,19 @@ from core.semantic.vectors import VECTORS_DIR
 REPO = Path(__file__).resolve().parent.parent
 PARAPHRASE = "the page squashes badly on a phone screen"  # the storefront's mobile layout turn, in other words
 MEANT_REF = "amber-drifting-lantern#1:1"  # "on mobile the layout collapses wrong: the sidebar ends up above the form"
-CODE_LIKE = ["rollover_period", "`datetime.now`", "sidebar form", "fix test_invoice_rollover flaky in CI", "run pytest -q again"]
+CODE_LIKE = [
+    "rollover_period",
+    "`datetime.now`",
+    "sidebar form",
+    "fix test_invoice_rollover flaky in CI",
+    "run pytest -q again",
+]
 
 STATE = model_state({MODEL_ENV: str(SHIPPED_DIR)})  # the shipped model, whatever this shell's RELAY_SEARCH_MODEL says
-pytestmark = [pytest.mark.semantic, pytest.mark.skipif(not STATE.on, reason=f"the model cannot run here: {STATE.reason}")]
+pytestmark = [
+    pytest.mark.semantic,
+    pytest.mark.skipif(not STATE.on, reason=f"the model cannot run here: {STATE.reason}"),
+]
 
 
 def env_for(home: Path, **extra: str) -> dict[str, str]:
@@ -126,13 +135,20 @@ def test_the_routing_rule(query: str, code_like: bool):
 
 def test_every_filter_applies_to_the_meaning_list(indexed: Path):
     assert MEANT_REF in [h["ref"] for h in search(indexed, PARAPHRASE, "--project", "storefront")]
-    for args in (["--project", "billing-api"], ["--agent", "codex"], ["--session", "velvet-puzzling-eclipse"], ["--to", "2000-01-01"]):
+    for args in (
+        ["--project", "billing-api"],
+        ["--agent", "codex"],
+        ["--session", "velvet-puzzling-eclipse"],
+        ["--to", "2000-01-01"],
+    ):
         hits = search(indexed, PARAPHRASE, *args)
         assert MEANT_REF not in [h["ref"] for h in hits], args
     assert all(h["project"] == "billing-api" for h in search(indexed, PARAPHRASE, "--project", "billing-api"))
 
 
-@pytest.mark.parametrize("query", ["lunch menu for the office party next friday", "kubernetes helm chart ingress TLS renewal"])
+@pytest.mark.parametrize(
+    "query", ["lunch menu for the office party next friday", "kubernetes helm chart ingress TLS renewal"]
+)
 def test_nothing_is_invented_for_an_unrelated_query(indexed: Path, query: str):
     """The cosine floor: an archive that never discussed it gets no hit by meaning (BM25's word matches stay)."""
     hybrid = search(indexed, query)
@@ -189,11 +205,13 @@ def test_a_model_change_re_embeds(copy: Path):
 
 def test_a_second_process_reuses_the_vectors_while_another_holds_the_lock(copy: Path):
     before = vector_files(copy)
+    hold = (
+        "from core.api import Archive; from core.config import Config; import sys\n"
+        "a = Archive(Config.from_env(), writer=True); print('held' if a.writer else 'no', flush=True); sys.stdin.read()"
+    )
     holder = subprocess.Popen(
-        [sys.executable, "-c", "from core.api import Archive; from core.config import Config; import sys\n"
-         "a = Archive(Config.from_env(), writer=True); print('held' if a.writer else 'no', flush=True); sys.stdin.read()"],
-        env=env_for(copy), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [sys.executable, "-c", hold], env=env_for(copy), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         found = {h["ref"]: h for h in search(copy, PARAPHRASE)}
@@ -237,10 +255,22 @@ async def test_http_mode_label_and_stats(indexed: Path):
             assert any(h["ref"] == MEANT_REF and h.get("by_meaning") for h in hybrid)
             assert MEANT_REF not in [h["ref"] for h in lexical]
             code = (await client.get("/search", params={"q": "rollover_period"})).json()["results"]
-            assert code == (await client.get("/search", params={"q": "rollover_period", "mode": "lexical"})).json()["results"]
+            assert (
+                code
+                == (await client.get("/search", params={"q": "rollover_period", "mode": "lexical"})).json()["results"]
+            )
             bad = await client.get("/search", params={"q": PARAPHRASE, "mode": "psychic"})
             assert bad.status_code == 400 and "mode must be one of" in bad.text
             stats = (await client.get("/stats")).json()["semantic"]
             assert stats["on"] and stats["embedded"] == stats["passages"] > 0
     finally:
         archive.close()
+
+
+def test_a_rebuild_embeds_the_new_passages_again(copy: Path):
+    before = vector_files(copy)
+    cli(copy, "index", "--rebuild")
+    state = semantic_stats(copy)
+    assert state["embedded"] == state["passages"] > 0
+    assert not set(before) & set(vector_files(copy))  # the old doc ids' vectors went with the old catalog
+    assert MEANT_REF in [h["ref"] for h in search(copy, PARAPHRASE)]

@@ -14,12 +14,13 @@ import logging
 import os
 import threading
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from core.semantic.embedder import MODEL_ID, ModelState, load, model_state
+from core.semantic.embedder import DIM, MODEL_ID, Embedder, ModelState, load, model_state
 from core.semantic.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from .catalog import Catalog
 
 FILE_BATCH = 256  # passages per vector file
+MAX_FAILURES = 3  # passes failing in a row before the job gives up and the stats say why
 RUN_BATCH = 16  # passages per model run (similar lengths together: little padding)
 
 
@@ -68,6 +70,8 @@ class SemanticJob:
         self._idle = threading.Event()
         self._stop = threading.Event()
         self._failure = ""
+        self._batch_lock = threading.Lock()
+        self._epoch = 0  # bumped by a rebuild: doc ids counted before it mean other passages
         self.pending = 0  # passages not embedded yet, as the job last counted
 
     @property
@@ -118,42 +122,64 @@ class SemanticJob:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # Linux: this thread only
         except (AttributeError, OSError):
             pass
-        load(self._archive.config.env)  # the query side's model too, so a long-lived process's first prose query is quick
+        load(
+            self._archive.config.env
+        )  # the query side's model too, so a long-lived process's first prose query is quick
         embedder = load(self._archive.config.env, role="background")
         if embedder is None:  # the files passed their checks, yet the runtime refused them
             self._failure = self._failure or "the model failed to load (onnxruntime refused it)"
             self._idle.set()
             return
-        try:
-            self.store.prepare()
-            self.store.remove_damaged()
-            while not self._stop.is_set():
-                self._again.clear()
-                alive = alive_doc_ids(self._archive._snapshot)
-                missing = alive[~np.isin(alive, self.store.load().doc_ids)]
-                self.pending = int(missing.shape[0])
-                for ids in _batches(missing, FILE_BATCH):
-                    if self._stop.is_set() or self._again.is_set():
-                        break  # a newer snapshot: count again
-                    docs = self._archive.catalog.docs(ids.tolist())
-                    ids = np.array([i for i in ids.tolist() if i in docs], dtype=np.int64)
-                    texts = [docs[i]["body"] or "" for i in ids.tolist()]
-                    order = np.argsort([len(t) for t in texts], kind="stable")
-                    vectors = np.zeros((ids.shape[0], 384), dtype=np.float32)
-                    for run in _batches(order, RUN_BATCH):
-                        vectors[run] = embedder.embed([texts[j] for j in run.tolist()])
-                    if ids.shape[0]:
-                        self.store.add(ids, vectors)
-                    self.pending = max(0, self.pending - int(ids.shape[0]))
-                if self._again.is_set() or self._stop.is_set():
-                    continue
-                self.store.merge(alive)
-                self.store.remove_damaged()
-                self._idle.set()
-                self._again.wait()
-        except Exception as exc:  # never in the way: search stays BM25 for what is not embedded
-            if not self._stop.is_set():
-                logging.getLogger(__name__).warning("relay-search: embedding stopped: %s", exc)
-                self._failure = f"embedding failed: {exc}"
-        finally:
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                self._embed_missing(embedder)
+                failures = 0
+            except Exception as exc:  # never in the way: what is not embedded is found by words
+                if self._stop.is_set():
+                    break
+                failures += 1
+                logging.getLogger(__name__).warning("relay-search: embedding paused: %s", exc)
+                if failures >= MAX_FAILURES:  # the same error again and again: say so in the stats
+                    self._failure = f"embedding failed: {exc}"
+                    break
+                self._again.set()  # try again (after a rebuild the catalog is a new one)
+                continue
             self._idle.set()
+            self._again.wait()
+        self._idle.set()
+
+    def _embed_missing(self, embedder: Embedder) -> None:
+        """One pass: embed every alive passage without a vector, a file per batch; return when done
+        or when a newer snapshot (a kick) or a rebuild (:meth:`paused`) asks to count again."""
+        self._again.clear()
+        epoch = self._epoch
+        self.store.prepare()
+        self.store.remove_damaged()
+        alive = alive_doc_ids(self._archive._snapshot)
+        missing = alive[~np.isin(alive, self.store.load().doc_ids)]
+        self.pending = int(missing.shape[0])
+        for ids in _batches(missing, FILE_BATCH):
+            with self._batch_lock:  # a rebuild waits for this batch; its doc ids mean other passages after it
+                if self._stop.is_set() or self._again.is_set() or self._epoch != epoch:
+                    self._again.set()
+                    return
+                docs = self._archive.catalog.docs(ids.tolist())
+                ids = np.array([i for i in ids.tolist() if i in docs], dtype=np.int64)
+                texts = [docs[i]["body"] or "" for i in ids.tolist()]
+                order = np.argsort([len(t) for t in texts], kind="stable")
+                vectors = np.zeros((ids.shape[0], DIM), dtype=np.float32)
+                for run in _batches(order, RUN_BATCH):
+                    vectors[run] = embedder.embed([texts[j] for j in run.tolist()])
+                if ids.shape[0]:
+                    self.store.add(ids, vectors)
+            self.pending = max(0, self.pending - int(ids.shape[0]))
+        self.store.merge(alive)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Hold the job off while the cache is wiped: no batch of old doc ids is written after it."""
+        with self._batch_lock:
+            self._epoch += 1
+            yield
+        self._again.set()
