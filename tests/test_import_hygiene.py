@@ -77,8 +77,10 @@ sys.exit(code)
 
 
 @pytest.mark.semantic
-@pytest.mark.parametrize(("query", "embeds"), [("rollover_period", False), ("fix test_invoice_rollover flaky in CI", False),
-                                               ("the page squashes badly on a phone screen", True)])
+@pytest.mark.parametrize(
+    ("query", "embeds"),
+    [("rollover_period", False), ("fix test_invoice_rollover flaky in CI", False), ("the page squashes badly on a phone screen", True)],
+)
 def test_a_code_like_search_loads_no_embedding_runtime(tmp_path, query, embeds):
     """Hybrid recall's onnxruntime + tokenizers load only for a prose query, even with vectors on disk."""
     import os
