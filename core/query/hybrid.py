@@ -101,6 +101,29 @@ def passage_table(snapshot: Snapshot) -> PassageTable:
     return table
 
 
+@dataclass(frozen=True)
+class Similar:
+    """The cosine of every embedded alive passage a search's filters allow (arrays sorted by doc id)."""
+
+    doc_ids: np.ndarray
+    file_ids: np.ndarray
+    ts: np.ndarray
+    sims: np.ndarray
+
+    def of(self, doc_id: int) -> float:
+        i = int(np.searchsorted(self.doc_ids, doc_id))
+        return float(self.sims[i]) if i < self.doc_ids.shape[0] and self.doc_ids[i] == doc_id else 0.0
+
+    def top(self, k: int) -> list[tuple[int, int, float, float]]:
+        """The ``k`` closest as (doc id, file id, time, cosine), closest first (then by doc id)."""
+        n = self.sims.shape[0]
+        best = np.argpartition(-self.sims, k - 1)[:k] if n > k else np.arange(n)
+        best = best[np.lexsort((self.doc_ids[best], -self.sims[best]))]
+        return [
+            (int(self.doc_ids[i]), int(self.file_ids[i]), float(self.ts[i]), float(self.sims[i])) for i in best.tolist()
+        ]
+
+
 def cosines(
     snapshot: Snapshot,
     vectors: Vectors,
@@ -109,11 +132,11 @@ def cosines(
     allowed_files: np.ndarray | None,
     ts_from: float | None,
     ts_to: float | None,
-) -> dict[int, tuple[int, float, float]]:
-    """doc id → (file id, time, cosine) of every embedded alive passage the filters allow."""  # fmt: skip
+) -> Similar | None:
+    """The cosines of every embedded alive passage the filters allow (None: there is none)."""
     table = passage_table(snapshot)
     if not vectors.count or not table.doc_ids.shape[0]:
-        return {}
+        return None
     at = np.minimum(np.searchsorted(table.doc_ids, vectors.doc_ids), table.doc_ids.shape[0] - 1)
     keep = table.doc_ids[at] == vectors.doc_ids  # alive passages only
     if allowed_files is not None:
@@ -124,25 +147,22 @@ def cosines(
         keep &= table.ts[at] <= ts_to
     rows = np.flatnonzero(keep)
     if not rows.shape[0]:
-        return {}
-    sims = vectors.matrix[rows] @ query_vector.astype(np.float32)
+        return None
     pos = at[rows]
-    return {
-        int(d): (int(f), float(t), float(c))
-        for d, f, t, c in zip(table.doc_ids[pos], table.file_ids[pos], table.ts[pos], sims, strict=True)
-    }
+    sims = (vectors.matrix @ query_vector.astype(np.float32))[rows]  # (all rows then pick: no copy of the matrix)
+    return Similar(table.doc_ids[pos], table.file_ids[pos], table.ts[pos], sims)
 
 
-def fuse(lexical: list[Hit], sims: dict[int, tuple[int, float, float]], fetch: int) -> tuple[list[Hit], set[int]]:
+def fuse(lexical: list[Hit], similar: Similar | None, fetch: int) -> tuple[list[Hit], set[int]]:
     """The fused ranking and the doc ids found by meaning alone.
 
     score = BM25_WEIGHT × scaled BM25 + COSINE_WEIGHT × scaled cosine; BM25 hits past the
     fused depth follow in their own order (a grouped page looks further than 100)."""
-    if not sims:
+    if similar is None:
         return lexical, set()
     lex = lexical[:FUSE_DEPTH]
-    by_meaning = sorted(sims.items(), key=lambda kv: (-kv[1][2], kv[0]))[:FUSE_DEPTH]
-    c_hi, c_lo = by_meaning[0][1][2], by_meaning[-1][1][2]
+    by_meaning = similar.top(FUSE_DEPTH)
+    c_hi, c_lo = by_meaning[0][3], by_meaning[-1][3]
     scores = [h.score for h in lex]
     b_hi, b_lo = (max(scores), min(scores)) if scores else (1.0, 0.0)
 
@@ -151,21 +171,14 @@ def fuse(lexical: list[Hit], sims: dict[int, tuple[int, float, float]], fetch: i
 
     fused: dict[int, Hit] = {}
     for h in lex:
-        cos = sims.get(h.doc_id, (0, 0.0, 0.0))[2]
-        score = BM25_WEIGHT * scaled(h.score, b_lo, b_hi) + COSINE_WEIGHT * scaled(cos, c_lo, c_hi)
+        score = BM25_WEIGHT * scaled(h.score, b_lo, b_hi) + COSINE_WEIGHT * scaled(similar.of(h.doc_id), c_lo, c_hi)
         fused[h.doc_id] = replace(h, score=score)
     only_meaning: set[int] = set()
-    for doc_id, (file_id, ts, cos) in by_meaning:
+    for doc_id, file_id, ts, cos in by_meaning:
         if doc_id in fused or cos < COSINE_FLOOR:
             continue
-        fused[doc_id] = Hit(
-            doc_id=doc_id,
-            file_id=file_id,
-            score=COSINE_WEIGHT * scaled(cos, c_lo, c_hi),
-            ts=ts,
-            matched=0,
-            complete=False,
-        )
+        score = COSINE_WEIGHT * scaled(cos, c_lo, c_hi)
+        fused[doc_id] = Hit(doc_id=doc_id, file_id=file_id, score=score, ts=ts, matched=0, complete=False)
         only_meaning.add(doc_id)
     ranked = sorted(fused.values(), key=lambda h: (-h.score, -h.ts, h.doc_id))
     ranked += [replace(h, score=0.0) for h in lexical[FUSE_DEPTH:] if h.doc_id not in fused]
