@@ -21,7 +21,10 @@ BREAD_QUERY = "my homemade bread was too heavy and flat"  # none of these words 
 
 SIZE = (120, 40)
 STATE = model_state({MODEL_ENV: str(SHIPPED_DIR)})
-pytestmark = [pytest.mark.semantic, pytest.mark.skipif(not STATE.on, reason=f"the model cannot run here: {STATE.reason}")]
+pytestmark = [
+    pytest.mark.semantic,
+    pytest.mark.skipif(not STATE.on, reason=f"the model cannot run here: {STATE.reason}"),
+]
 
 
 async def search(pilot, text: str) -> None:
@@ -63,7 +66,9 @@ async def test_the_status_line_says_semantic_recall_is_off_and_why(tmp_path: Pat
     app = make_app(tmp_path, now=DEFAULT_NOW)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await wait_for(pilot, lambda: "semantic recall off" in str(app.main.query_one("#status").render()), what="the status")
+        await wait_for(
+            pilot, lambda: "semantic recall off" in str(app.main.query_one("#status").render()), what="the status"
+        )
         status = str(app.main.query_one("#status").render())
         assert "model file missing" in status
         await search(pilot, PARAPHRASE)
