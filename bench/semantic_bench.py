@@ -4,7 +4,7 @@
 
 HOME is an eval home (``python -m bench.eval.make_home``). The cache is built first
 (BM25), then every passage is embedded while CPU time and peak RSS are measured, then
-each query runs in ``lexical`` and ``auto`` mode (warm, in-process) for p50/p99.
+each query runs in ``lexical``, ``auto`` and ``hybrid`` mode (warm, in-process) for p50/p99.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shutil
 import time
 from pathlib import Path
 
-from bench.eval.evaluate import eval_env, load_queries
+from bench.eval.evaluate import eval_env
 
 
 def _cpu() -> float:
@@ -27,6 +27,13 @@ def _cpu() -> float:
 def _pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def _query_texts(path: Path) -> list[str]:
+    """The dev set's ``q``s, the eval sets' or the generator's ``query``s."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    entries = data["queries"] if isinstance(data, dict) else data
+    return [e.get("q") or e.get("query") for e in entries if e.get("q") or e.get("query")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     stats = archive.stats()
     sem = stats.semantic
-    queries = [q["query"] for q in load_queries(args.queries)] if args.queries.exists() else []
-    latency: dict[str, list[float]] = {"lexical": [], "auto": []}
+    queries = _query_texts(args.queries) if args.queries.exists() else []
+    latency: dict[str, list[float]] = {"lexical": [], "auto": [], "hybrid": []}
     for q in queries[:5]:  # warm both paths (the model's first run)
         archive.search(q, mode="auto")
     for mode in latency:

@@ -170,6 +170,8 @@ class SemanticJob:
                 order = np.argsort([len(t) for t in texts], kind="stable")
                 vectors = np.zeros((ids.shape[0], DIM), dtype=np.float32)
                 for run in _batches(order, RUN_BATCH):
+                    if self._stop.is_set():  # closing: a model run takes a fraction of a second, a file several
+                        return
                     vectors[run] = embedder.embed([texts[j] for j in run.tolist()])
                 if ids.shape[0]:
                     self.store.add(ids, vectors)
