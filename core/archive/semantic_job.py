@@ -122,9 +122,8 @@ class SemanticJob:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # Linux: this thread only
         except (AttributeError, OSError):
             pass
-        load(
-            self._archive.config.env
-        )  # the query side's model too, so a long-lived process's first prose query is quick
+        # the query side's model too, so a long-lived process's first prose query is quick
+        load(self._archive.config.env)
         embedder = load(self._archive.config.env, role="background")
         if embedder is None:  # the files passed their checks, yet the runtime refused them
             self._failure = self._failure or "the model failed to load (onnxruntime refused it)"
@@ -133,7 +132,7 @@ class SemanticJob:
         failures = 0
         while not self._stop.is_set():
             try:
-                self._embed_missing(embedder)
+                done = self._embed_missing(embedder)
                 failures = 0
             except Exception as exc:  # never in the way: what is not embedded is found by words
                 if self._stop.is_set():
@@ -145,13 +144,14 @@ class SemanticJob:
                     break
                 self._again.set()  # try again (after a rebuild the catalog is a new one)
                 continue
-            self._idle.set()
+            if done and not self._again.is_set():  # (else a newer snapshot or a rebuild came: count again)
+                self._idle.set()
             self._again.wait()
         self._idle.set()
 
-    def _embed_missing(self, embedder: Embedder) -> None:
-        """One pass: embed every alive passage without a vector, a file per batch; return when done
-        or when a newer snapshot (a kick) or a rebuild (:meth:`paused`) asks to count again."""
+    def _embed_missing(self, embedder: Embedder) -> bool:
+        """One pass: embed every alive passage without a vector, a file per batch. True when done;
+        False when a newer snapshot (a kick), a rebuild (:meth:`paused`) or closing cut it short."""
         self._again.clear()
         epoch = self._epoch
         self.store.prepare()
@@ -163,7 +163,7 @@ class SemanticJob:
             with self._batch_lock:  # a rebuild waits for this batch; its doc ids mean other passages after it
                 if self._stop.is_set() or self._again.is_set() or self._epoch != epoch:
                     self._again.set()
-                    return
+                    return False
                 docs = self._archive.catalog.docs(ids.tolist())
                 ids = np.array([i for i in ids.tolist() if i in docs], dtype=np.int64)
                 texts = [docs[i]["body"] or "" for i in ids.tolist()]
@@ -171,12 +171,13 @@ class SemanticJob:
                 vectors = np.zeros((ids.shape[0], DIM), dtype=np.float32)
                 for run in _batches(order, RUN_BATCH):
                     if self._stop.is_set():  # closing: a model run takes a fraction of a second, a file several
-                        return
+                        return False
                     vectors[run] = embedder.embed([texts[j] for j in run.tolist()])
                 if ids.shape[0]:
                     self.store.add(ids, vectors)
             self.pending = max(0, self.pending - int(ids.shape[0]))
         self.store.merge(alive)
+        return True
 
     @contextmanager
     def paused(self) -> Iterator[None]:

@@ -28,6 +28,7 @@ from core.archive.semantic_job import SemanticJob
 from core.index.bm25 import Hit, Snapshot
 from core.model import SearchHit, SessionInfo
 from core.refs import format_reference
+from core.semantic.vectors import Vectors
 from core.views import Resolved
 
 from . import execute as query_exec
@@ -175,7 +176,7 @@ def archive_search(
     )  # fmt: skip
 
 
-def semantic_query(archive: SearchedArchive, query: str) -> tuple[Any, np.ndarray] | None:
+def semantic_query(archive: SearchedArchive, query: str) -> tuple[Vectors, np.ndarray] | None:
     """The embedded vectors and the query's vector, or None when semantic recall cannot run (then BM25 alone)."""
     from core.semantic.embedder import load
 
@@ -202,7 +203,7 @@ def search(
     ts_from: float | None,
     ts_to: float | None,
     snippets: bool = True,
-    meaning: tuple[Any, np.ndarray] | None = None,
+    meaning: tuple[Vectors, np.ndarray] | None = None,
 ) -> list[SearchHit]:
     """The page of hits for a parsed query over ``allowed`` files (None: every file);
     ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits);
