@@ -316,7 +316,10 @@ def hits(
         )
     if by_meaning:  # a turn that also matched by words is not "by meaning alone"
         worded = {(hit.session_id, hit.turn_number) for hit, _, _ in found if not hit.by_meaning}
-        found = [(replace(hit, by_meaning=False) if (hit.session_id, hit.turn_number) in worded else hit, h, doc) for hit, h, doc in found]
+        found = [
+            (replace(hit, by_meaning=False) if hit.by_meaning and (hit.session_id, hit.turn_number) in worded else hit, h, doc)
+            for hit, h, doc in found
+        ]
     # The ranked order, with ties made total by a stable id (core/query/ranking.py), then
     # one hit per turn (its best passage), then the page.
     kept: list[tuple[SearchHit, Hit, dict]] = []
