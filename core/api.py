@@ -10,6 +10,7 @@ stays here is checking arguments, the cache's state, and the glue.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -19,6 +20,7 @@ from core.archive import opening, usage_records
 from core.archive.indexer import Indexer
 from core.archive.library import Library
 from core.archive.scope import Scope
+from core.archive.semantic_job import SemanticJob
 from core.archive.store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from core.archive.tags import TagStore
 from core.archive.turns import build_turns
@@ -30,6 +32,7 @@ from core.query import answers, coverage, read_calls, resolving, searching
 from core.query import execute as query_exec
 from core.query import filters as session_filters
 from core.query.execute import check_limit as _check_limit
+from core.query.hybrid import check_mode
 from core.query.reading import MessageReader
 from core.query.stats import index_stats
 
@@ -65,6 +68,7 @@ class Archive:
         self._tags_version: tuple[int, int] = (0, 0)
         self._library_lock = threading.Lock()
         self._upkeep = Upkeep(self)  # syncing, watching, listeners
+        self.semantic = SemanticJob(self)  # passage vectors: hybrid recall (core/query/hybrid.py)
         self._attach(catalog)
         rebuilt = opening.publish_first_snapshot(self.indexer, self._publish, self._wipe, writer=self.writer, verify=verify)
         if rebuilt is not None:
@@ -77,10 +81,11 @@ class Archive:
 
     def _wipe(self) -> None:
         """Throw the cache away and start an empty one (the writer only)."""
-        self.catalog.close()
-        wipe_cache(self.cache)
-        self._attach(open_catalog(self.cache, writer=True)[0])
-        self._publish(self.indexer.load_snapshot())
+        with self.semantic.paused():  # (its vectors are keyed by doc ids, which the new catalog reuses)
+            self.catalog.close()
+            wipe_cache(self.cache)
+            self._attach(open_catalog(self.cache, writer=True)[0])
+            self._publish(self.indexer.load_snapshot())
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -144,8 +149,17 @@ class Archive:
     def stop_watching(self) -> None:
         self._upkeep.stop_watching()
 
+    def wait_semantic(self, timeout: float | None = None) -> bool:
+        """Embed every indexed passage now (the writer) and wait for it; False on timeout.
+
+        Searches never need this (they fuse what is embedded so far): it is for
+        ``relay-search index`` and evaluations that must measure hybrid recall whole.
+        """
+        return self.semantic.wait(timeout)
+
     def close(self) -> None:
         self.stop_watching()
+        self.semantic.close()
         # A merge still writing when the catalog closes would fail on its thread
         # (and a traceback from a daemon thread at interpreter exit is a crash).
         self.indexer.wait_for_merge(MERGE_WAIT_ON_CLOSE)
@@ -218,21 +232,24 @@ class Archive:
         group: str | None = None,
         typing: bool = False,
         snippets: bool = True,
+        mode: str = "auto",
     ) -> list[SearchHit]:
         """Ranked turns for ``query`` (syntax: :mod:`core.query.syntax`).
 
         ``sort="recent"``: newest first among the best-matching turns; ``offset``
         pages; ``group="session"``: one hit per session (its best) with
         ``more_in_session``; ``typing``: the last word is a prefix (search-as-you-type);
-        ``snippets=False``: no snippets (the app's reader only marks the turns hit).
+        ``snippets=False``: no snippets (the app's reader only marks the turns hit);
+        ``mode``: ``auto`` (prose queries hybrid, code-like BM25), ``hybrid`` or ``lexical`` (:mod:`core.query.hybrid`).
         """
+        mode = check_mode(mode)
         limit = _check_limit(limit)
         query_exec.check_paging(offset, sort, group)
         ts_from = parse_user_time(date_from, name="date_from", now=self._now())  # bad input is an error even when nothing matches
         ts_to = parse_user_time(date_to, end_of_day=True, name="date_to", now=self._now())
         return searching.archive_search(
             self, query, typing=typing, project=project, slug=slug, session_id=session_id, agent=agent, user=user, tags=tags,
-            limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets,
+            limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets, mode=mode,
         )  # fmt: skip
 
     # --- sessions ----------------------------------------------------------------------
@@ -399,5 +416,6 @@ class Archive:
 
     def stats(self) -> IndexStats:
         """What is indexed, within this process's scope (index size and segments: the shared cache's)."""
-        return index_stats(self.library, self.catalog, self._snapshot, self.scope, self.cache)
+        stats = index_stats(self.library, self.catalog, self._snapshot, self.scope, self.cache)
+        return dataclasses.replace(stats, semantic=self.semantic.summary())
 

@@ -230,6 +230,7 @@ class SearchHit:
     match_terms: tuple[str, ...] = field(default=())
     more_in_session: int | None = None  # with group="session": other matching turns of the session
     exact_phrase: bool | None = None  # a query with a quoted phrase: the turn shows it (False: only its words)
+    by_meaning: bool = False  # found by hybrid recall's vectors alone (none of the query's words ranked it)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -250,4 +251,6 @@ class SearchHit:
             out["more_in_session"] = self.more_in_session
         if self.exact_phrase is not None:
             out["exact_phrase"] = self.exact_phrase
+        if self.by_meaning:
+            out["by_meaning"] = True
         return out

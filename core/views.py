@@ -195,6 +195,7 @@ class IndexStats:
     errors: tuple[tuple[str, str], ...]
     agents: dict[str, int]
     skip_reasons: dict[str, dict[str, int]] = field(default_factory=dict)  # path -> reason -> lines
+    semantic: dict[str, Any] = field(default_factory=dict)  # hybrid recall: on, reason, model, embedded, passages, vector_bytes
 
     def reasons_text(self, path: str) -> str:
         """``3 skipped: 2 invalid JSON, 1 wrong shape`` for one file."""
@@ -219,6 +220,7 @@ class IndexStats:
             ],
             "errors": [{"path": p, "error": e} for p, e in self.errors],
             "agents": self.agents,
+            "semantic": self.semantic,
         }
 
 

@@ -9,6 +9,20 @@ from core.fixtures.demo import write_demo_corpus
 from .support import open_archive
 
 
+@pytest.fixture(autouse=True)
+def _words_only_unless_semantic(request, monkeypatch):
+    """Hybrid recall off (``RELAY_SEARCH_MODEL=off``) in every test not marked ``semantic``.
+
+    The other tests pin BM25 rankings and timings; with the model on, ``relay-search index``
+    would also embed every passage and a long-lived archive would embed in the background.
+    Hybrid recall has tests of its own (tests/test_semantic.py), through every front end.
+    """
+    if request.node.get_closest_marker("semantic") is None:
+        monkeypatch.setenv("RELAY_SEARCH_MODEL", "off")
+    else:
+        monkeypatch.delenv("RELAY_SEARCH_MODEL", raising=False)
+
+
 @pytest.fixture
 def demo_home(tmp_path: Path):
     corpus = write_demo_corpus(tmp_path)

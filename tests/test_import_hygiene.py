@@ -62,3 +62,43 @@ def test_a_search_loads_no_heavy_optional_package(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert '"results"' in proc.stdout
     assert "HEAVY:\n" in proc.stderr, proc.stderr
+
+
+EMBEDDING = ("onnxruntime", "tokenizers")
+
+WARM_SEARCH = """
+import sys
+from core.front.cli import main
+code = main(["search", {query!r}, "--json"])
+loaded = sorted(m for m in sys.modules if m in {embedding!r})
+print("EMBEDDING:" + ",".join(loaded), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.semantic
+@pytest.mark.parametrize(
+    ("query", "embeds"),
+    [("rollover_period", False), ("fix test_invoice_rollover flaky in CI", False), ("the page squashes badly on a phone screen", True)],
+)
+def test_a_code_like_search_loads_no_embedding_runtime(tmp_path, query, embeds):
+    """Hybrid recall's onnxruntime + tokenizers load only for a prose query, even with vectors on disk."""
+    import os
+
+    from core.fixtures.demo import write_demo_corpus
+    from core.semantic.embedder import SHIPPED_DIR, model_state
+
+    state = model_state({"RELAY_SEARCH_MODEL": str(SHIPPED_DIR)})
+    if not state.on:
+        pytest.skip(f"the model cannot run here: {state.reason}")
+    write_demo_corpus(tmp_path)
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("XDG_CACHE_HOME", None)
+    subprocess.run([sys.executable, "-m", "core", "index"], env=env, check=True, capture_output=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", WARM_SEARCH.format(query=query, embedding=set(EMBEDDING))],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    loaded = proc.stderr.split("EMBEDDING:")[1].strip()
+    assert (loaded == "onnxruntime,tokenizers") if embeds else (loaded == ""), proc.stderr

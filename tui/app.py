@@ -268,6 +268,9 @@ class RelayApp(App[None]):
             parts.append(f"⚠ {plural(stats.skipped_lines, 'unreadable line')} in {plural(len(stats.files_with_skips), 'file')}")
         if stats.errors:
             parts.append(f"⚠ {plural(len(stats.errors), 'unreadable file')}")
+        semantic = stats.semantic
+        if semantic and not semantic.get("on"):
+            parts.append(f"semantic recall off: {semantic.get('reason')}")
         if self.watching:
             parts.append("watching for changes")
         self.main.set_status(" · ".join(parts))

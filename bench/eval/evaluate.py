@@ -34,7 +34,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,8 +121,8 @@ def eval_env(home: Path) -> dict[str, str]:
     return env
 
 
-def run_relay(home: Path, queries: list[dict[str, Any]], cli: bool) -> Report:
-    report = Report("relay (cli)" if cli else "relay")
+def run_relay(home: Path, queries: list[dict[str, Any]], cli: bool, mode: str = "auto") -> Report:
+    report = Report(("relay (cli)" if cli else "relay") + ("" if mode == "auto" else f" {mode}"))
     env = eval_env(home)
     if cli:
         exe = Path(sys.executable).with_name("relay-search")
@@ -134,7 +133,7 @@ def run_relay(home: Path, queries: list[dict[str, Any]], cli: bool) -> Report:
         report.build_seconds = time.perf_counter() - t0
         for q in queries:
             t = time.perf_counter()
-            proc = subprocess.run([str(exe), "search", q["query"], "--json", "--limit", str(LIMIT)],
+            proc = subprocess.run([str(exe), "search", q["query"], "--json", "--limit", str(LIMIT), "--mode", mode],
                                   env=env, capture_output=True, text=True)
             hits: list[Hit] = []
             if proc.returncode == 0 and proc.stdout.strip():
@@ -150,12 +149,13 @@ def run_relay(home: Path, queries: list[dict[str, Any]], cli: bool) -> Report:
 
     t0 = time.perf_counter()
     archive = Archive.open(Config.from_env(env))
+    archive.wait_semantic()  # hybrid recall measured whole: every passage embedded first
     report.build_seconds = time.perf_counter() - t0
     try:
         for q in queries:
             t = time.perf_counter()
             hits = [Hit(h.session_id, f"{h.project} #{h.turn_number}", h.snippet or "", float(h.score))
-                    for h in archive.search(q["query"], limit=LIMIT)]
+                    for h in archive.search(q["query"], limit=LIMIT, mode=mode)]
             report.outcomes.append(score(q, hits, time.perf_counter() - t))
     finally:
         archive.close()
@@ -302,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--system", choices=("relay", "baseline", "both"), default="both")
     ap.add_argument("--cli", action="store_true", help="run relay through the relay-search console script")
     ap.add_argument("--keep", action="store_true", help="keep the temp home")
+    ap.add_argument("--mode", choices=("auto", "hybrid", "lexical"), default="auto", help="relay's search mode (hybrid recall)")
     ap.add_argument("--json-out", type=Path, help="write per-query results here")
     args = ap.parse_args(argv)
 
@@ -312,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         reports: list[Report] = []
         if args.system in ("relay", "both"):
-            reports.append(run_relay(home, queries, args.cli))
+            reports.append(run_relay(home, queries, args.cli, args.mode))
         if args.system in ("baseline", "both"):
             reports.append(run_baseline(home, queries))
         print()

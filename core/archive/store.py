@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from core.index.tokenize import TOKENIZER_VERSION
+from core.semantic.vectors import VECTORS_DIR
 from core.sources import PARSER_VERSION
 
 from .catalog import Catalog, CatalogError, not_damage, unwritable
@@ -144,6 +145,7 @@ def wipe_cache(cache: Path) -> None:
         except (IsADirectoryError, PermissionError):  # (PermissionError: unlink of a dir on macOS)
             shutil.rmtree(target, ignore_errors=True)
     shutil.rmtree(cache / SEGMENTS_DIR, ignore_errors=True)
+    shutil.rmtree(cache / VECTORS_DIR, ignore_errors=True)  # keyed by doc ids, which a new catalog reuses
 
 
 def discard_damaged_cache(cache: Path, exc: BaseException) -> str:

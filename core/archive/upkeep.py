@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from .indexer import Indexer
     from .library import Library
+    from .semantic_job import SemanticJob
     from .watch import Watcher
 
 
@@ -42,6 +43,7 @@ class KeptArchive(Protocol):
     config: Config
     cache: Path
     indexer: Indexer
+    semantic: SemanticJob
 
     @property
     def generation(self) -> int: ...
@@ -82,8 +84,10 @@ class Upkeep:
         self._retry_paths = set()
         if paths is None:
             self.first_index.set()
-        if self._watcher is not None:  # a long-lived process: keep segments few
+        if self._watcher is not None:  # a long-lived process: keep segments few, embed what is new
             archive.indexer.merge_in_background()
+            if result.changed:
+                archive.semantic.kick()
         if result.changed:
             self._tell(result)
         return result
@@ -111,6 +115,7 @@ class Upkeep:
         from .watch import Watcher  # (watchdog) only a long-running process watches
 
         archive.indexer.merge_in_background()
+        archive.semantic.kick()  # after BM25 is published, at low priority (core/archive/semantic_job.py)
         roots = [root for source in all_sources(archive.config.agents) for root in source.watch_roots(archive.config)]
         if archive.writer:
             self._watcher = Watcher(roots, lambda paths: archive.sync(paths))

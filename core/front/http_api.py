@@ -146,10 +146,14 @@ def _handlers(archive: Archive) -> list[Route]:
                 slug=_opt(p, "slug"), session_id=_opt(p, "session_id"), agent=_opt(p, "agent"),
                 user=_opt(p, "user"), date_from=_opt(p, "date_from"), date_to=_opt(p, "date_to"),
                 sort=_opt(p, "sort") or "relevance", offset=_int(p, "offset", 0, 0), group=_opt(p, "group"),
+                mode=_opt(p, "mode") or "auto",
             )  # fmt: skip
             return search_results(q, hits)
 
         return await call(query)
+
+    async def stats(request: Request) -> Response:
+        return await call(lambda: archive.stats().to_dict())
 
     async def session_messages(request: Request) -> Response:
         p = request.query_params
@@ -183,6 +187,7 @@ def _handlers(archive: Archive) -> list[Route]:
         # (:path: a team reference holds a slash, ``dana/slug``)
         Route("/sessions/{session_id:path}/messages", session_messages, methods=["GET"]),
         Route("/search", search, methods=["GET"]),
+        Route("/stats", stats, methods=["GET"]),
     ]
 
 

@@ -24,13 +24,15 @@ import numpy as np
 from core.archive.catalog import Catalog
 from core.archive.library import FileEntry, Library
 from core.archive.scope import Scope
+from core.archive.semantic_job import SemanticJob
 from core.index.bm25 import Hit, Snapshot
 from core.model import SearchHit, SessionInfo
 from core.refs import format_reference
+from core.semantic.vectors import Vectors
 from core.views import Resolved
 
 from . import execute as query_exec
-from . import snippets
+from . import hybrid, snippets
 from . import syntax as query_syntax
 from .ranking import in_total_order
 from .syntax import Query
@@ -115,6 +117,7 @@ class SearchedArchive(Protocol):
     scope: Scope
     catalog: Catalog
     _snapshot: Snapshot | None
+    semantic: SemanticJob
 
     @property
     def library(self) -> Library: ...
@@ -142,6 +145,7 @@ def archive_search(
     ts_from: float | None,
     ts_to: float | None,
     snippets: bool,
+    mode: str = "auto",
 ) -> list[SearchHit]:
     """``Archive.search`` once its arguments are checked: the files its filters allow, then :func:`search`.
 
@@ -163,10 +167,26 @@ def archive_search(
         allowed = lib.in_scope_file_ids()
     if allowed is not None and not allowed:
         return []
+    meaning = None
+    if hybrid.uses_meaning(query, mode, sort):
+        meaning = semantic_query(archive, query)
     return search(
         snapshot, lib, CatalogPassages(archive.catalog), parsed, allowed,
-        limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets,
+        limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets, meaning=meaning,
     )  # fmt: skip
+
+
+def semantic_query(archive: SearchedArchive, query: str) -> tuple[Vectors, np.ndarray] | None:
+    """The embedded vectors and the query's vector, or None when semantic recall cannot run (then BM25 alone)."""
+    from core.semantic.embedder import load
+
+    vectors = archive.semantic.store.load()
+    if not vectors.count:
+        return None
+    embedder = load(archive.semantic.env)
+    if embedder is None:
+        return None
+    return vectors, embedder.embed_query(query)
 
 
 def search(
@@ -183,25 +203,34 @@ def search(
     ts_from: float | None,
     ts_to: float | None,
     snippets: bool = True,
+    meaning: tuple[Vectors, np.ndarray] | None = None,
 ) -> list[SearchHit]:
     """The page of hits for a parsed query over ``allowed`` files (None: every file);
-    ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits)."""
+    ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits);
+    ``meaning``: (vectors, query vector) to fuse with BM25 (:mod:`core.query.hybrid`)."""
     allowed_files = None if allowed is None else np.array(allowed, dtype=np.int32)
     fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
-    # the passages showing a phrase may rank below the page's window: a wider one is checked
-    window = max(fetch, query_exec.PHRASE_WINDOW) if parsed.phrases else fetch
+    window = fetch
+    if parsed.phrases:  # the passages showing a phrase may rank below the page's window: a wider one is checked
+        window = max(window, query_exec.PHRASE_WINDOW)
+    if meaning is not None:  # fusion looks at each list's top FUSE_DEPTH
+        window = max(window, hybrid.FUSE_DEPTH)
     raw, terms, rarity = query_exec.ranked(
         snapshot, parsed, window, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to
     )
+    only_meaning: set[int] = set()
+    if meaning is not None:
+        sims = hybrid.cosines(snapshot, meaning[0], meaning[1], allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
+        raw, only_meaning = hybrid.fuse(raw, sims, window)
     raw = query_exec.phrase_matches(raw, parsed, passages.docs)[0][:fetch]
     if group == "session":
-        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets)
-    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets)
+        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets, by_meaning=only_meaning)
+    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets, by_meaning=only_meaning)
 
 
 def grouped(
     lib: Library, passages: CatalogPassages, raw: list[Hit], terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str,
-    *, snippets: bool = True,
+    *, snippets: bool = True, by_meaning: set[int] | None = None,
 ) -> list[SearchHit]:
     """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
     docs = passages.docs([h.doc_id for h in raw])
@@ -234,7 +263,8 @@ def grouped(
                 turn = own_turn(entry, doc)
                 turns.setdefault(sid, set()).add(parents[sid](doc["ts"]) if turn is None else turn)
         counts.update({sid: len(t) - 1 for sid, t in turns.items()})
-    return query_exec.with_more(hits(lib, passages, page, terms, limit, rarity=rarity, sort=sort, snippets=snippets), counts)
+    page_hits = hits(lib, passages, page, terms, limit, rarity=rarity, sort=sort, snippets=snippets, by_meaning=by_meaning)
+    return query_exec.with_more(page_hits, counts)
 
 
 def hits(
@@ -248,9 +278,11 @@ def hits(
     rarity: dict[str, float] | None = None,
     sort: str = "relevance",
     snippets: bool = True,
+    by_meaning: set[int] | None = None,
 ) -> list[SearchHit]:
     """The ranked passages as hits: one per turn (its best passage), ``skip`` turns skipped, at most ``limit``
-    (with their snippets unless ``snippets=False``)."""
+    (with their snippets unless ``snippets=False``); a turn none of whose passages matched by words, only
+    passages in ``by_meaning``, is labelled ``by_meaning``."""
     docs = passages.docs([h.doc_id for h in raw])
     lib.prefetch_files(h.file_id for h in raw)
     found: list[tuple[SearchHit, Hit, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
@@ -283,11 +315,18 @@ def hits(
                     is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
                     match_terms=tuple(terms),
                     exact_phrase=h.phrase_shown,
+                    by_meaning=bool(by_meaning) and h.doc_id in by_meaning,
                 ),
                 h,
                 doc,
             )
         )
+    if by_meaning:  # a turn that also matched by words is not "by meaning alone"
+        worded = {(hit.session_id, hit.turn_number) for hit, _, _ in found if not hit.by_meaning}
+        found = [
+            (replace(hit, by_meaning=False) if hit.by_meaning and (hit.session_id, hit.turn_number) in worded else hit, h, doc)
+            for hit, h, doc in found
+        ]
     # The ranked order, with ties made total by a stable id (core/query/ranking.py), then
     # one hit per turn (its best passage), then the page.
     kept: list[tuple[SearchHit, Hit, dict]] = []

@@ -163,6 +163,10 @@ class TeamArchive(TeamSearch, TeamReading):
             self._poller.join(timeout=5)
             self._poller = None
 
+    def wait_semantic(self, timeout: float | None = None) -> bool:
+        """Nothing to wait for: team search is by words only (no vectors in the shared store yet)."""
+        return True
+
     def close(self) -> None:
         self.stop_watching()
         self.pool.close()

@@ -154,5 +154,6 @@ class TeamReading:
             files_with_skips=tuple((f[0], f[2]) for f in files if f[2]),
             errors=tuple((f[0], f[3]) for f in files if f[3]),
             agents=agents,
+            semantic={"on": False, "reason": "team search is by words (BM25) only"},
         )
 

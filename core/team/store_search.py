@@ -25,6 +25,7 @@ from core.query import execute as query_exec
 from core.query import searching
 from core.query import syntax as query_syntax
 from core.query.execute import check_limit as _check_limit
+from core.query.hybrid import check_mode
 from core.query.ranking import hit_order
 from core.timeutil import newest_first, parse_user_time
 
@@ -74,8 +75,13 @@ class TeamSearch:
         group: str | None = None,
         typing: bool = False,
         snippets: bool = True,
+        mode: str = "auto",
     ) -> list[SearchHit]:
-        """As :meth:`core.api.Archive.search` (prefixes match their typed stem only here)."""
+        """As :meth:`core.api.Archive.search` (prefixes match their typed stem only here).
+
+        Team search stays lexical (BM25) whatever ``mode`` says: the shared store holds
+        no vectors yet (pgvector would be the route; docs/team.md)."""
+        check_mode(mode)
         limit = _check_limit(limit)
         query_exec.check_paging(offset, sort, group)
         parsed = query_syntax.parse(query or "", typing=typing)

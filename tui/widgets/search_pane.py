@@ -50,10 +50,13 @@ def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
         Content.styled(relative_time(hit.timestamp, now), "$text-muted"),
         width,
     )
-    room = width - len(hit.agent) - (12 if hit.is_sidechain else 2)  # one line, even at 80 columns
+    meaning = getattr(hit, "by_meaning", False)  # hybrid recall found it, none of the words did
+    room = width - len(hit.agent) - (12 if hit.is_sidechain else 2) - (12 if meaning else 0)  # one line, even at 80 columns
     where = Content.assemble((one_line(hit.project or "—", max(room, 8)), "bold"), ("  ", ""), (hit.agent, "$text-secondary"))
     if hit.is_sidechain:
         where += Content.styled("  subagent", "$text-muted italic")
+    if meaning:
+        where += Content.styled("  by meaning", "$text-muted italic")
     terms = query_terms(query, hit.match_terms)
     snippet = highlight(around_match(hit.snippet or "", terms, 2 * width - 4), terms)
     lines = [head, where, snippet]

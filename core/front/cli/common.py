@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from core.config import Config
@@ -24,6 +25,8 @@ def config_from_args(args: argparse.Namespace, env=None) -> Config:
         from core.fixtures.demo import demo_environment
 
         env = demo_environment(refresh=args.command is None)
+        if "RELAY_SEARCH_MODEL" in os.environ:  # the demo's HOME, but the model setting of the caller
+            env["RELAY_SEARCH_MODEL"] = os.environ["RELAY_SEARCH_MODEL"]
     return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
 
 

@@ -33,6 +33,8 @@ def add_search(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--user")
     p.add_argument("--from", dest="date_from", metavar="DATE")
     p.add_argument("--to", dest="date_to", metavar="DATE")
+    p.add_argument("--mode", choices=("auto", "hybrid", "lexical"), default="auto",
+                   help="auto: prose queries by words and meaning, code-like ones by words (BM25); hybrid or lexical: force one")
     p.add_argument("--json", action="store_true")
 
 
@@ -66,7 +68,7 @@ def cmd_search(args) -> int:
         hits = archive.search(
             search_query(args.query), limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
             agent=args.agent, user=args.user, date_from=args.date_from, date_to=args.date_to,
-            sort=args.sort, offset=args.offset, group=args.group,
+            sort=args.sort, offset=args.offset, group=args.group, mode=args.mode,
         )
         if args.json:
             print_json(search_results(args.query, hits))
@@ -80,7 +82,8 @@ def cmd_search(args) -> int:
         for h in hits:
             when = _when(h.timestamp)
             more = f"  (+{h.more_in_session} more in this session)" if h.more_in_session else ""
-            print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}{more}")
+            meaning = "  (by meaning)" if h.by_meaning else ""
+            print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}{more}{meaning}")
             print(f"    {h.snippet}")
         return 0
 

@@ -63,6 +63,12 @@ def cmd_index(args) -> int:
             else:
                 result = archive.sync(progress=progress_printer())
             archive.compact()
+            if archive.semantic.state().on:  # hybrid recall: embed what is new, after BM25 is published
+                pending = archive.semantic.summary()
+                if pending["passages"] > pending["embedded"] and not args.json and sys.stderr.isatty():  # as progress is
+                    waiting = plural(pending["passages"] - pending["embedded"], "passage")
+                    print(f"embedding {waiting} for semantic recall…", file=sys.stderr)
+                archive.wait_semantic()
         except OutOfSpace as exc:  # --stats still describes what the cache holds
             if not (args.stats or args.json):
                 raise
@@ -75,6 +81,11 @@ def cmd_index(args) -> int:
             print(f"{plural(stats.sessions, 'session')}, {plural(stats.turns, 'turn')} in {plural(stats.files, 'file')} ({stats.transcript_bytes / 1e6:.1f} MB of transcripts)")
             print(f"index: {plural(stats.documents, 'document')} in {plural(stats.segments, 'segment')}, {stats.index_bytes / 1e6:.1f} MB at {config.cache_path}")
             print("agents: " + (", ".join(f"{k} {v}" for k, v in sorted(stats.agents.items())) or "none"))
+            sem = stats.semantic
+            if sem.get("on"):
+                print(f"semantic recall: on ({sem['model']}; {sem['embedded']:,} of {sem['passages']:,} passages embedded, {sem['vector_bytes'] / 1e6:.1f} MB)")
+            else:
+                print(f"semantic recall: off ({sem.get('reason')}); search is BM25 only")
             print(f"skipped lines: {stats.skipped_lines}")
             for path, n in stats.files_with_skips[:20]:
                 print(f"    {n:>5}  {path}  ({stats.reasons_text(path)})")

@@ -30,7 +30,7 @@ def register(server: MCPServer, archive: Archive) -> None:
 
     @tool
     def search_history(
-        query: Annotated[str, Field(min_length=1, description="Words to find (BM25 ranked).")],
+        query: Annotated[str, Field(min_length=1, description="Words to find, or a description in prose (found by meaning too).")],
         limit: Limit = 10,
         project: Project = None,
         slug: Annotated[OptStr, Field(description="Only this chain (a slug or a chain name).")] = None,
@@ -47,6 +47,10 @@ def register(server: MCPServer, archive: Archive) -> None:
             Literal["session"] | None,
             Field(description="session: one hit per session (its best), with more_in_session."),
         ] = None,
+        mode: Annotated[
+            Literal["auto", "hybrid", "lexical"],
+            Field(description="auto: prose by words and meaning, identifiers/commands/quotes by words; or force one."),
+        ] = "auto",
     ) -> SearchResults:
         """Full-text search over past conversations, best matches first.
 
@@ -56,13 +60,14 @@ def register(server: MCPServer, archive: Archive) -> None:
         with session_id to get_message_context for the surrounding messages).
         Query syntax: "exact phrase" (words adjacent; `note` says when no turn has it),
         -exclude (a plain word; --flags and -x are searched as typed), prefix*; turns
-        holding every word rank first. Page on with `offset`.
+        holding every word rank first. A prose query is also matched by meaning (hits
+        found that way alone say by_meaning: true). Page on with `offset`.
         """
         with _readable_errors(archive):
             hits = archive.search(
                 search_query(query), limit=limit, project=project, slug=slug, session_id=session_id,
                 agent=agent, user=user, date_from=date_from, date_to=date_to,
-                sort=sort, offset=offset, group=group,
+                sort=sort, offset=offset, group=group, mode=mode,
             )  # fmt: skip
             return SearchResults.model_validate(search_results(query, hits))
 

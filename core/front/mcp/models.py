@@ -30,6 +30,7 @@ class SearchResult(_Out):
     timestamp: str | None = None
     ref: str = Field(description="Reference to the hit's turn; pass to read_turn.")
     user: str | None = None
+    by_meaning: bool = Field(False, description="Found by meaning alone: none of the query's words ranked it.")
 
 
 class SearchResults(_Out):

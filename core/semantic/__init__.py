@@ -1,0 +1,1 @@
+"""Semantic recall: the local embedding model and the vectors of indexed passages."""
