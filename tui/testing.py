@@ -141,3 +141,8 @@ SCENES = {
     "help": scene_help,
     "usage": scene_usage,
 }
+
+
+def screen_text(app: Any) -> list[str]:
+    """The screen as plain text, one string a row (what a person sees, dialogs and notices included)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]

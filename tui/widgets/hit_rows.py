@@ -1,0 +1,90 @@
+"""How one hit is drawn in the hit list: compact (2 lines, the default) or roomy.
+
+Compact is for scanning, as in fzf or atuin: ``ref · project · agent`` and the age
+on one line, one line of snippet around the match under it, so a screen holds a
+dozen hits. Roomy (``v``) is the earlier layout: reference, project and agent on
+lines of their own and two lines of snippet.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual.content import Content
+
+from ..formatting import around_match, highlight, one_line, query_terms, relative_time, spread
+
+SEPARATOR = " · "
+
+
+def hit_label(hit: Any) -> str:
+    """The hit's session as the core names it (``slug#n``; ``67a8478e#2`` in a chain
+    without a slug), so the app and the CLI call a turn by one name."""
+    if hit.ref:
+        return hit.ref.rpartition(":")[0] if hit.turn_number is not None and ":" in hit.ref else hit.ref
+    if hit.slug and hit.session_number:
+        return f"{hit.slug}#{hit.session_number}"
+    return hit.slug or hit.session_id[:8]
+
+
+def _reference(hit: Any) -> Content:
+    turn = f":{hit.turn_number}" if hit.turn_number is not None else ""
+    return Content.assemble((hit_label(hit), "bold $text-accent"), (turn, "$text-accent"))
+
+
+def _snippet(hit: Any, query: str, width: int) -> Content:
+    terms = query_terms(query, hit.match_terms)
+    return highlight(around_match(hit.snippet or "", terms, width), terms)
+
+
+def compact_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
+    """``ref · project · agent`` … ``age`` (``+N`` more in the session), then one snippet line."""
+    width = max(width, 24)
+    age = relative_time(hit.timestamp, now)
+    if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
+        age = f"+{hit.more_in_session} more · {age}"
+    reference = _reference(hit)
+    agent = hit.agent + (" sub" if hit.is_sidechain else "")
+    room = width - reference.cell_length - len(age) - 2  # what is left for project and agent
+    head = reference
+    project = hit.project or "—"
+    if room >= len(agent) + 2 * len(SEPARATOR) + 4:  # project (at least 4 cells) and agent
+        project_room = room - len(agent) - 2 * len(SEPARATOR)
+        head += Content.assemble(
+            (SEPARATOR, "$text-muted"),
+            (one_line(project, project_room), "bold"),
+            (SEPARATOR, "$text-muted"),
+            (agent, "$text-secondary"),
+        )
+    elif room >= len(SEPARATOR) + 4:  # the project alone
+        head += Content.assemble((SEPARATOR, "$text-muted"), (one_line(project, room - len(SEPARATOR)), "bold"))
+    head = spread(head, Content.styled(age, "$text-muted"), width)
+    snippet = Content("  ") + _snippet(hit, query, width - 2)
+    return Content("\n").join([head, snippet])
+
+
+def roomy_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
+    """Reference and age, project and agent, then two lines of snippet, matches marked."""
+    width = max(width, 24)
+    head = spread(_reference(hit), Content.styled(relative_time(hit.timestamp, now), "$text-muted"), width)
+    room = width - len(hit.agent) - (12 if hit.is_sidechain else 2)  # one line, even at 80 columns
+    project = one_line(hit.project or "—", max(room, 8))
+    where = Content.assemble((project, "bold"), ("  ", ""), (hit.agent, "$text-secondary"))
+    if hit.is_sidechain:
+        where += Content.styled("  subagent", "$text-muted italic")
+    lines = [head, where, _snippet(hit, query, 2 * width - 4)]
+    if hit.more_in_session:
+        more = f"+{hit.more_in_session} more in this session (n/N)"
+        lines.append(Content.styled(one_line(more, width), "$text-muted italic"))
+    return Content("\n").join(lines)
+
+
+def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48, *, compact: bool = True) -> Content:
+    """The option for one hit in the chosen layout."""
+    return (compact_hit if compact else roomy_hit)(hit, query, now, width)
+
+
+def open_prompt(ref: str) -> Content:
+    """The row a typed reference gets: ``▶ open velvet-puzzling-eclipse#4-5``."""
+    return Content.assemble(("▶ open ", "bold $text-success"), (ref, "bold $text-accent"))
