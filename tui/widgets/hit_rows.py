@@ -16,6 +16,7 @@ from textual.content import Content
 from ..formatting import around_match, highlight, one_line, query_terms, relative_time, spread
 
 SEPARATOR = " · "
+MIN_PROJECT = 10  # cells a cut project name needs to still say something
 
 
 def hit_label(hit: Any) -> str:
@@ -39,25 +40,34 @@ def _snippet(hit: Any, query: str, width: int) -> Content:
 
 
 def compact_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
-    """``ref · project · agent`` … ``age`` (``+N`` more in the session), then one snippet line."""
+    """``ref · project · agent`` … ``age`` (``+N more`` in the session), then one snippet line.
+
+    The first line never wraps: what does not fit goes, least useful first (the
+    agent, the project, the word "more", then the count).
+    """
     width = max(width, 24)
-    age = relative_time(hit.timestamp, now)
-    if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
-        age = f"+{hit.more_in_session} more · {age}"
     reference = _reference(hit)
-    agent = hit.agent + (" sub" if hit.is_sidechain else "")
-    room = width - reference.cell_length - len(age) - 2  # what is left for project and agent
-    head = reference
+    if reference.cell_length > width - 8:
+        reference = Content.styled(one_line(reference.plain, width - 8), "bold $text-accent")
+    relative = relative_time(hit.timestamp, now)
+    room = width - reference.cell_length - 2
+    ages = [relative]
+    if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
+        ages = [f"+{hit.more_in_session} more · {relative}", f"+{hit.more_in_session} · {relative}", relative]
+    age = next((a for a in ages if len(a) <= room), "")
+    room -= len(age)  # what is left for project and agent
     project = hit.project or "—"
-    if room >= len(agent) + 2 * len(SEPARATOR) + 4:  # project (at least 4 cells) and agent
-        project_room = room - len(agent) - 2 * len(SEPARATOR)
+    agent = hit.agent + (" sub" if hit.is_sidechain else "")
+    project_room = room - len(agent) - 2 * len(SEPARATOR)
+    head = reference
+    if project_room >= min(len(project), MIN_PROJECT):  # project and agent
         head += Content.assemble(
             (SEPARATOR, "$text-muted"),
             (one_line(project, project_room), "bold"),
             (SEPARATOR, "$text-muted"),
             (agent, "$text-secondary"),
         )
-    elif room >= len(SEPARATOR) + 4:  # the project alone
+    elif room - len(SEPARATOR) >= min(len(project), MIN_PROJECT):  # the project alone (a stub like "in…" says nothing)
         head += Content.assemble((SEPARATOR, "$text-muted"), (one_line(project, room - len(SEPARATOR)), "bold"))
     head = spread(head, Content.styled(age, "$text-muted"), width)
     snippet = Content("  ") + _snippet(hit, query, width - 2)

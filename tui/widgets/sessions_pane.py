@@ -135,7 +135,7 @@ def row_prompt(row: Row, now: datetime, marked: bool, width: int, folded: bool =
             line = line + "\n" + Content.styled("     " + one_line(text, width - 6), "")
         return line
     # the core's name for it (a slug-less chain's member is ``67a8478e#2``, as in the CLI)
-    title = session.ref if session.ref and "#" in session.ref else (session.slug or session.session_id[:8])
+    title = session.slug or (session.ref if session.ref and "#" in session.ref else session.session_id[:8])
     style = "bold $text-accent" if session.slug else "bold"
     head = spread(mark + Content.styled(title, style), _when(session, now), width)
     room = width - len(session.agent) - len(turns) - 7  # one line, even at 80 columns
