@@ -393,7 +393,7 @@ class MainScreen(Screen):
         path = Path(message.path) if message.path else None
         self.app.last_copy = last_copy_text("The resume command", message.command, message.how, path)
         note = f" ({message.note})" if message.note else ""
-        self.notify(f"{message.command}{note}\n{clipboard_notice('It was', message.how, path)}", markup=False)
+        self.notify(f"{message.command}{note}\n{clipboard_notice('The command', message.how, path)}", markup=False)
 
     def action_export(self) -> None:
         ref = self.selected_ref()
