@@ -343,17 +343,17 @@ class RelayApp(App[None]):
 
     def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
         """The palette's Screenshot: an SVG in the data dir (made if missing), its path shown."""
-        from textual._files import generate_datetime_filename
-
         directory = Path(path) if path else self.config.data_path / "screenshots"
-        target = directory / (filename or generate_datetime_filename(self.title, ".svg", time_format))
+        target = directory / (filename or datetime.now().strftime("relay-search-%Y%m%d-%H%M%S.svg"))
         try:
             directory.mkdir(parents=True, exist_ok=True)
             target.write_text(self.export_screenshot(), encoding="utf-8")
         except OSError as error:
             self.notify(f"Screenshot not saved: {error.strerror or error}", severity="error", markup=False)
             return None
-        self.notify(f"Screenshot saved to {target}", markup=False)
+        home = str(Path.home())
+        shown = "~" + str(target)[len(home) :] if str(target).startswith(home + "/") else str(target)
+        self.notify(f"Screenshot saved to {shown}", markup=False)
         return str(target)
 
     # --- tags ----------------------------------------------------------------------

@@ -94,4 +94,4 @@ def last_copy_text(what: str, text: str, how: str, path: Path | None) -> str:
     lines = text.count("\n") + 1
     size = f"{lines:,} line{'' if lines == 1 else 's'}, {len(text):,} chars"
     where = f"\nSaved to {path}" if path is not None else ""
-    return f"{what} {how_said(how)} ({size}).{where}\n{preview(text)}"
+    return f"{what} {how_said(how)} ({size}).{where}\n{preview(text, width=48)}"

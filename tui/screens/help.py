@@ -77,13 +77,18 @@ class HelpScreen(ModalScreen[None]):
                                     for display, text in groups[name]:
                                         yield Static(display, classes="help-key", markup=False)
                                         yield Static(text, classes="help-text", markup=False)
-                yield Static(GENERAL, classes="help-general", markup=False)
-            last = getattr(self.app, "last_copy", "")
-            text = f"Last copy: {last}" if last else (
-                "Handoff: c copies a short reference block another agent can act on (relay-search MCP server); "
-                "C copies the text itself. Every copy is also saved to last-copy.md."
-            )
-            yield Static(text, id="help-last-copy", classes="dialog-help", markup=False)
+                            if column is COLUMNS[-1]:  # the shorter column has room for the rest
+                                yield Static(GENERAL, classes="help-general", markup=False)
+                                yield Static(self.last_copy(), id="help-last-copy", classes="help-general", markup=False)
+
+    def last_copy(self) -> str:
+        last = getattr(self.app, "last_copy", "")
+        if last:
+            return f"Last copy: {last}"
+        return (
+            "Handoff: c copies a short reference block another agent can act on (relay-search MCP server); "
+            "C copies the text itself. Every copy is also saved to last-copy.md; the last one shows here."
+        )
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -23,7 +23,9 @@ def hit_label(hit: Any) -> str:
     """The hit's session as the core names it (``slug#n``; ``67a8478e#2`` in a chain
     without a slug), so the app and the CLI call a turn by one name."""
     if hit.ref:
-        return hit.ref.rpartition(":")[0] if hit.turn_number is not None and ":" in hit.ref else hit.ref
+        label = hit.ref.rpartition(":")[0] if hit.turn_number is not None and ":" in hit.ref else hit.ref
+        # a lone session without a slug is its full id in the core; its 8-character prefix names it too
+        return label[:8] if label == hit.session_id else label
     if hit.slug and hit.session_number:
         return f"{hit.slug}#{hit.session_number}"
     return hit.slug or hit.session_id[:8]
