@@ -87,7 +87,7 @@ async def test_search_as_you_type_shows_ranked_hits_with_highlights(demo_home):
         prompt = app.main.query_one(HitList).get_option_at_index(0).prompt
         text = prompt.plain
         assert len(text.splitlines()) == 2  # compact: reference · project … age, one snippet line
-        assert text.startswith("tidal-humming-quokka#1:217 · ingest")
+        assert text.startswith("tidal-humming-quokka#1:217 ")  # the project follows where it fits
         assert "11d ago" in text  # relative to the injected now
         marked = {text[span.start : span.end].lower() for span in prompt.spans if "warning" in str(span.style)}
         assert {"watermark", "skew"} <= marked
