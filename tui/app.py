@@ -341,7 +341,9 @@ class RelayApp(App[None]):
             self.clear_notifications()
         return super().push_screen(screen, *args, **kwargs)
 
-    def deliver_screenshot(self, filename: str | None = None, path: str | None = None, time_format: str | None = None) -> str | None:
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
         """The palette's Screenshot: an SVG in the data dir (made if missing), its path shown."""
         directory = Path(path) if path else self.config.data_path / "screenshots"
         target = directory / (filename or datetime.now().strftime("relay-search-%Y%m%d-%H%M%S.svg"))

@@ -79,7 +79,8 @@ class HelpScreen(ModalScreen[None]):
                                         yield Static(text, classes="help-text", markup=False)
                             if column is COLUMNS[-1]:  # the shorter column has room for the rest
                                 yield Static(GENERAL, classes="help-general", markup=False)
-                                yield Static(self.last_copy(), id="help-last-copy", classes="help-general", markup=False)
+                                last = self.last_copy()
+                                yield Static(last, id="help-last-copy", classes="help-general", markup=False)
 
     def last_copy(self) -> str:
         last = getattr(self.app, "last_copy", "")
