@@ -76,7 +76,7 @@ async def test_sessions_fold_to_one_line_while_a_query_is_active_and_come_back(d
         assert not sessions.folded and sessions.region.height > 10
         await type_query(pilot, "watermark skew")
         assert sessions.folded and sessions.region.height == 1
-        assert "Sessions" in screen_text(app)[sessions.region.y]  # the folded line says what is there
+        assert "▸ 11 sessions" in screen_text(app)[sessions.region.y]  # the folded line says what is there
         await pilot.press("tab")  # to the sessions: they unfold
         await pilot.pause()
         assert not sessions.folded and sessions.session_list.has_focus

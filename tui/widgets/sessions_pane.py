@@ -353,7 +353,7 @@ class SessionsPane(Vertical):
         marked = self.session_list.marked_text()
         text = f"{marked} · {self._summary}" if marked else self._summary
         if self.folded:
-            text = f"▸ Sessions · {text} · tab or click shows them"
+            text = f"▸ {text} · tab: show"  # "11 sessions · 1 live" says what is folded; a click shows them too
         self.query_one("#sessions-status", Static).update(text)
 
     @property
