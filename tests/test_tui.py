@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pyperclip
-import pytest
 
 from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from tui.app import make_app
@@ -87,10 +86,15 @@ async def test_search_as_you_type_shows_ranked_hits_with_highlights(demo_home):
         assert pane.hits[0].session_id == answer
         prompt = app.main.query_one(HitList).get_option_at_index(0).prompt
         text = prompt.plain
-        assert "tidal-humming-quokka#1:217" in text and "ingest-pipeline" in text and "claude" in text
+        assert len(text.splitlines()) == 2  # compact: reference · project … age, one snippet line
+        assert text.startswith("tidal-humming-quokka#1:217 ")  # the project follows where it fits
         assert "11d ago" in text  # relative to the injected now
         marked = {text[span.start : span.end].lower() for span in prompt.spans if "warning" in str(span.style)}
         assert {"watermark", "skew"} <= marked
+        await pilot.press("escape", "v")  # the roomy layout: project and agent whole
+        roomy = app.main.query_one(HitList).get_option_at_index(0).prompt.plain
+        assert "tidal-humming-quokka#1:217" in roomy and "ingest-pipeline" in roomy and "claude" in roomy
+        assert len(roomy.splitlines()) > 2
 
 
 async def test_the_word_being_typed_matches_as_a_prefix(demo_home):
@@ -352,7 +356,7 @@ async def test_help_screen_lists_every_key_and_closes(demo_home):
         await settle(pilot)
         await pilot.press("tab", "question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = str(app.screen.query_one("#help-keys").render())
+        text = " ".join(str(w.render()) for w in app.screen.query(".help-key, .help-general"))
         for key in ("/", "enter", "tab", "c", "C", "f", "p", "a", "t", "n", "N", "ctrl+q", "ctrl+p"):
             assert f" {key} " in f" {text} ".replace("\n", " ")
         await pilot.press("escape")

@@ -5,10 +5,7 @@ session, never one turn; a cut keeps the latest turns; the summary is a summary.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pyperclip
-import pytest
 
 from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from core.outputs.handoff import about, content_markdown
@@ -35,11 +32,13 @@ async def test_a_copy_says_copied_shows_a_preview_and_saves_a_file(demo_home, cl
         await wait_for(pilot, lambda: any("copied to the clipboard" in n for n in notes(app)), what="the notice")
         text = clipboard.copied[0]
         note = next(n for n in notes(app) if "copied to the clipboard" in n)
-        assert note.startswith("Reference to turn tidal-humming-quokka#1:217 copied to the clipboard")
-        assert text.splitlines()[0] in note  # the preview: what will be pasted
+        assert note == "Reference to turn tidal-humming-quokka#1:217 copied to the clipboard · saved to last-copy.md"
         saved = app.config.data_path / LAST_COPY
-        assert f"Also saved to {saved}" in note
         assert saved.read_text(encoding="utf-8") == text
+        await pilot.press("question_mark")  # the full story (path, preview) is in the help screen
+        last = str(app.screen.query_one("#help-last-copy").render())
+        assert f"Saved to {saved}" in last
+        assert "│ " + text.splitlines()[0][:40] in last  # the preview: what will be pasted
 
 
 async def test_osc52_says_sent_not_copied_and_points_at_the_file(demo_home, monkeypatch):
@@ -51,10 +50,11 @@ async def test_osc52_says_sent_not_copied_and_points_at_the_file(demo_home, monk
         await pilot.press("tab", "c")  # the chain header
         await wait_for(pilot, lambda: app.clipboard and notes(app), what="the OSC 52 copy")
         note = notes(app)[-1]
-        assert "sent to the terminal via OSC 52 — your terminal or tmux must allow it; see README" in note
+        assert "sent via OSC 52 (the terminal or tmux must allow it)" in note
         assert "copied" not in note.lower() and "Copied" not in titles(app)[-1]
         assert note.startswith(f"Reference to chain {CHAIN_SLUG} (5 sessions)")
-        saved = Path(note.rpartition("Also saved to ")[2])
+        assert note.endswith("saved to last-copy.md")
+        saved = app.config.data_path / LAST_COPY
         assert saved.read_text(encoding="utf-8") == app.clipboard == app.archive.reference_block(CHAIN_SLUG)
 
 

@@ -21,13 +21,14 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
 from textual.message_pump import MessagePump
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from core.words import plural
 
 from . import tasks
 from .changes import PendingChanges
+from .clipboard import last_copy_text
 from .clipboard import notice as clipboard_notice
 from .filters import Filters, chosen
 from .heap import IdleCollector
@@ -59,6 +60,7 @@ class RelayApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "relay-search"
+    NOTIFICATION_TIMEOUT = 4  # notices are short (≤ 3 lines) and go quickly
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
 
     def __init__(self, config: Any, *, now: datetime | None = None, archive: Any = None) -> None:
@@ -80,6 +82,7 @@ class RelayApp(App[None]):
         self.heap: IdleCollector | None = None
         self._tags_seen: Any = None
         self._partial_at = 0.0  # when the panes last showed results so far
+        self.last_copy = ""  # the last copy in full (what, how, where, a preview): the help screen shows it
 
     # --- basics ------------------------------------------------------------------
 
@@ -331,8 +334,32 @@ class RelayApp(App[None]):
 
     @on(Copied)
     def _copied(self, message: Copied) -> None:
-        title, text = clipboard_notice(message.what, message.text, message.how, Path(message.path) if message.path else None)
-        self.notify(text, title=title, timeout=8)
+        path = Path(message.path) if message.path else None
+        self.last_copy = last_copy_text(message.what, message.text, message.how, path)
+        self.notify(clipboard_notice(message.what, message.how, path), markup=False)
+
+    def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
+        """A dialog (help, a picker, usage, the palette) clears the notices: none sits over it."""
+        if isinstance(screen, ModalScreen):
+            self.clear_notifications()
+        return super().push_screen(screen, *args, **kwargs)
+
+    def deliver_screenshot(
+        self, filename: str | None = None, path: str | None = None, time_format: str | None = None
+    ) -> str | None:
+        """The palette's Screenshot: an SVG in the data dir (made if missing), its path shown."""
+        directory = Path(path) if path else self.config.data_path / "screenshots"
+        target = directory / (filename or datetime.now().strftime("relay-search-%Y%m%d-%H%M%S.svg"))
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            target.write_text(self.export_screenshot(), encoding="utf-8")
+        except OSError as error:
+            self.notify(f"Screenshot not saved: {error.strerror or error}", severity="error", markup=False)
+            return None
+        home = str(Path.home())
+        shown = "~" + str(target)[len(home) :] if str(target).startswith(home + "/") else str(target)
+        self.notify(f"Screenshot saved to {shown}", markup=False)
+        return str(target)
 
     # --- tags ----------------------------------------------------------------------
 

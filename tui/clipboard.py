@@ -59,25 +59,39 @@ def save_copy(directory: Path, text: str) -> Path | None:
         return None
 
 
-def preview(text: str, lines: int = PREVIEW_LINES, width: int = 56) -> str:
-    """The first non-empty lines of ``text``, each cut to ``width``, quoted."""
+def preview(text: str, lines: int = PREVIEW_LINES, width: int = 72) -> str:
+    """The first non-empty lines of ``text``, each cut at a word to ``width``, quoted."""
     shown = [line for line in text.splitlines() if line.strip()][:lines]
-    return "\n".join("│ " + (line if len(line) <= width else line[: width - 1] + "…") for line in shown)
+    return "\n".join("│ " + cut_at_word(line, width) for line in shown)
 
 
-def notice(what: str, text: str, how: str, path: Path | None, *, show_preview: bool = True) -> tuple[str, str]:
-    """``(title, message)`` saying exactly what happened, with a preview and the file.
+def cut_at_word(text: str, width: int) -> str:
+    """``text`` cut to ``width`` at a space (never mid-word unless one word is longer)."""
+    if len(text) <= width:
+        return text
+    head = text[: width - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > width // 2 else head).rstrip() + "…"
 
-    ``show_preview=False``: the caller shows the text whole (a one-line command).
+
+def how_said(how: str) -> str:
+    """What happened to the text, honestly: OSC 52 is a request nothing acknowledges."""
+    return "copied to the clipboard" if how == PYPERCLIP else "sent via OSC 52 (the terminal or tmux must allow it)"
+
+
+def notice(what: str, how: str, path: Path | None) -> str:
+    """One short notice (≤ 3 lines as a toast): what, how, and the file it is also in.
+
+    The file is named, not its whole path (a path wraps mid-word); the path and a
+    preview of the text are in the help screen (``?``) under "last copy".
     """
+    saved = f" · saved to {path.name}" if path is not None else " · not saved (the data dir is not writable)"
+    return f"{what} {how_said(how)}{saved}"
+
+
+def last_copy_text(what: str, text: str, how: str, path: Path | None) -> str:
+    """The last copy in full for the help screen: what, how, size, where, a preview."""
     lines = text.count("\n") + 1
     size = f"{lines:,} line{'' if lines == 1 else 's'}, {len(text):,} chars"
-    if how == PYPERCLIP:
-        title = "Copied to the clipboard"
-        head = f"{what} copied to the clipboard ({size})."
-    else:
-        title = "Sent via OSC 52"
-        head = f"{what} sent to the terminal via OSC 52 — your terminal or tmux must allow it; see README ({size})."
-    tail = f"\nAlso saved to {path}" if path is not None else ""
-    body = f"\n{preview(text)}" if show_preview else ""
-    return title, f"{head}{body}{tail}"
+    where = f"\nSaved to {path}" if path is not None else ""
+    return f"{what} {how_said(how)} ({size}).{where}\n{preview(text, width=48)}"

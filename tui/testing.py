@@ -96,6 +96,19 @@ async def scene_search(pilot: Pilot, query: str = "bm25 index") -> None:
     _quiet(pilot.app)
 
 
+async def scene_hit_list(pilot: Pilot, query: str = "unit test") -> None:
+    """A screenful of two-line hits, every matching turn (``g``), Sessions folded below."""
+    await settle(pilot)
+    pilot.app.main.action_focus_search()
+    await pilot.press(*query)
+    await wait_for(pilot, lambda: pilot.app.main.search_pane.shown_query == query, what="hits")
+    await pilot.press("escape", "g")
+    await settle(pilot)
+    await pilot.press("down", "down")
+    await settle(pilot)
+    _quiet(pilot.app)
+
+
 async def scene_reader_chain(pilot: Pilot) -> None:
     """The whole chain open, scrolled to session 3's compaction separator."""
     await settle(pilot)
@@ -137,7 +150,13 @@ async def scene_usage(pilot: Pilot) -> None:
 SCENES = {
     "sessions": scene_sessions,
     "search": scene_search,
+    "hit-list": scene_hit_list,
     "reader-chain": scene_reader_chain,
     "help": scene_help,
     "usage": scene_usage,
 }
+
+
+def screen_text(app: Any) -> list[str]:
+    """The screen as plain text, one string a row (what a person sees, dialogs and notices included)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]

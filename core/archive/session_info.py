@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from core.model import SessionInfo
+from core.sources.claude_text import without_markup
 from core.sources.fspath import display_text
+from core.timeutil import parse_datetime
 
 LIVE_SECONDS = 300  # a session written to within this many seconds is live
 
@@ -20,7 +22,9 @@ LIVE_SECONDS = 300  # a session written to within this many seconds is live
 def session_info(r: dict, entries: list, common: str, tags: dict[str, tuple[str, ...]], now: float) -> SessionInfo:
     """A session row as the :class:`SessionInfo` listings show (``entries``: its FileEntry list)."""
     sid = r["session_id"]
-    summary = r["summary"] or r["title"] or r["slug"] or (r["first_prompt"] or "")[:200] or sid
+    # agent markup (``<bash-input>…``, ``<command-name>…``) never makes a summary, in any front end
+    first_prompt = without_markup(r["first_prompt"] or "")
+    summary = without_markup(r["summary"] or "") or r["title"] or r["slug"] or first_prompt[:200] or sid
     return SessionInfo(
         session_id=sid,
         agent=r["agent"],
@@ -28,7 +32,7 @@ def session_info(r: dict, entries: list, common: str, tags: dict[str, tuple[str,
         cwd=r["cwd"],
         git_branch=r["git_branch"],
         slug=r["slug"],
-        summary=" ".join(summary.split())[:300],
+        summary=summary[:300],
         title=r["title"],
         first_timestamp=r["first_ts"],
         last_timestamp=r["last_ts"],
@@ -37,10 +41,20 @@ def session_info(r: dict, entries: list, common: str, tags: dict[str, tuple[str,
         files=tuple(display_text(e.path) for e in entries),  # FileEntry keeps the exact path
         user=r["user"],
         tags=tags.get(sid, ()),
-        is_live=(now - r["mtime_ns"] / 1e9) < LIVE_SECONDS,
+        is_live=is_live(r["mtime_ns"], r["last_ts"], now),
         skipped_lines=r["skipped"],
-        first_prompt=(r["first_prompt"] or None) and " ".join(r["first_prompt"].split())[:300],
+        first_prompt=first_prompt[:300] or None,
     )
+
+
+def is_live(mtime_ns: int, last_timestamp: str | None, now: float) -> bool:
+    """Written to lately, by content: the file changed within :data:`LIVE_SECONDS` *and*
+    its newest record is that recent. A copied or touched archive has fresh mtimes
+    but old records, so it is not live; a session being written has both."""
+    if now - mtime_ns / 1e9 >= LIVE_SECONDS:
+        return False
+    last = parse_datetime(last_timestamp)
+    return last is None or now - last.timestamp() < LIVE_SECONDS
 
 
 def common_prefix(cwds: Iterable[str | None]) -> str:

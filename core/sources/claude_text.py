@@ -101,6 +101,23 @@ def prompt_text(text: str) -> str | None:
     return command_prompt(text)
 
 
+# Agent markup in a one-line summary: blocks that are noise go whole, the tags of the
+# rest go and their words stay (``<bash-input>uv run pytest</bash-input>`` → ``uv run pytest``).
+_NOISE_BLOCKS = re.compile(
+    r"<(system-reminder|local-command-caveat|local-command-stdout|local-command-stderr|bash-stdout|bash-stderr"
+    r"|command-message|ide_opened_file|ide_selection|task-notification)>.*?(?:</\1>|$)",
+    re.S,
+)
+_MARKUP_TAG = re.compile(r"</?[a-z][a-z0-9]*(?:[-_][a-z0-9]+)+>")
+
+
+def without_markup(text: str) -> str:
+    """``text`` for a one-line summary: agent markup removed, the words kept, one line."""
+    if "<" not in text:
+        return " ".join(text.split())
+    return " ".join(_MARKUP_TAG.sub(" ", _NOISE_BLOCKS.sub(" ", text)).split())
+
+
 def is_shell_output(text: str) -> bool:
     return text.lstrip().startswith(SHELL_OUTPUT_PREFIXES)
 

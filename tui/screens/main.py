@@ -14,21 +14,22 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.binding import ActiveBinding
+from textual.containers import Horizontal, Vertical
 from textual.reactive import Reactive
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, ProgressBar, Static
 
 from .. import tasks
+from ..clipboard import last_copy_text
 from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ResumeReady
 from ..widgets.footer import KeysFooter
 from ..widgets.reader import Reader, ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
-from ..widgets.sessions_pane import SessionList, SessionsPane, session_ref
+from ..widgets.sessions_pane import SessionsPane, session_ref
 from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values
 from .export_dialog import ExportScreen
 from .help import HelpScreen
@@ -100,6 +101,8 @@ class MainScreen(Screen):
         pane = self.pane_of(event.widget)
         if pane:
             self.last_pane = pane
+        if pane == "search-pane" and not self.search_pane.has_class("-idle"):
+            self.sessions_pane.fold(True)  # back to the hits: they get the column again
 
     def focus_context(self) -> str:
         """Where the keys apply: ``input`` (letters are typed), or a pane."""
@@ -187,6 +190,10 @@ class MainScreen(Screen):
         focus = (hit.session_id, hit.turn_number) if hit.turn_number is not None else None
         self.open_ref(ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain)
 
+    @on(SearchPane.Active)
+    def _search_active(self, message: SearchPane.Active) -> None:
+        self.sessions_pane.fold(message.active)
+
     @on(SearchPane.RefChosen)
     def _ref_chosen(self, message: SearchPane.RefChosen) -> None:
         self.open_ref(message.ref, focus_reader=True)
@@ -207,14 +214,18 @@ class MainScreen(Screen):
             if self.search_pane.hits:
                 self.query_one(HitList).focus()
             else:
-                self.query_one(SessionList).focus()
+                self.sessions_pane.show_list()
         elif box.value:
             if isinstance(self.focused, HitList):  # the hit list goes away with the query
-                self.query_one(SessionList).focus()
+                self.sessions_pane.show_list()
             box.value = ""
 
     def action_quit(self) -> None:
         self.app.exit()
+
+    def action_hit_layout(self) -> None:
+        """v: two lines a hit ↔ the roomy layout."""
+        self.search_pane.toggle_compact()
 
     def action_group_hits(self) -> None:
         """g: one hit row per session ↔ every matching turn."""
@@ -229,7 +240,7 @@ class MainScreen(Screen):
         if target == "search-pane":
             self.query_one("#query", Input).focus()
         elif target == "sessions-pane":
-            self.query_one(SessionList).focus()
+            self.sessions_pane.show_list()
         else:
             self.reader.focus()
 
@@ -381,11 +392,11 @@ class MainScreen(Screen):
         if message.command is None:
             self.notify(message.note or "This session cannot be resumed.", title="Resume", severity="warning")
             return
-        # The same honest notice as every copy (tui/clipboard.py), the command shown whole.
+        # The same short, honest notice as every copy (tui/clipboard.py), the command shown whole.
         path = Path(message.path) if message.path else None
-        title, copied = clipboard_notice("The command", message.command, message.how, path, show_preview=False)
-        note = f"\n{message.note[0].upper()}{message.note[1:]}." if message.note else ""
-        self.notify(f"{message.command}{note}\n{copied}", title=f"Resume · {title}", timeout=12)
+        self.app.last_copy = last_copy_text("The resume command", message.command, message.how, path)
+        note = f" ({message.note})" if message.note else ""
+        self.notify(f"{message.command}{note}\n{clipboard_notice('The command', message.how, path)}", markup=False)
 
     def action_export(self) -> None:
         ref = self.selected_ref()

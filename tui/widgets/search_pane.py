@@ -8,19 +8,24 @@ Hits come a page at a time (``tasks.SEARCH_LIMIT``): when the highlight or the
 scroll nears the end of the list, the next page is fetched with ``offset`` and
 appended, so a keystroke never pays for more than one page. By default the list
 has one row per session (its best hit, "+N more in this session"), so one long
-session cannot flood it; ``g`` switches to every matching turn.
+session cannot flood it; ``g`` switches to every matching turn. A hit takes two
+lines (``v``: the roomier four), and while a query is active the pane reports it
+(:class:`SearchPane.Active`) so the sessions pane can fold and leave it the column.
+
+A refresh (the index grew, a live change) keeps the selection and the scroll when
+the hits from the top down to the selected one are the same; otherwise the new
+best hit is selected at the top, so a search typed during a cold index ends on the
+complete answer, not scrolled to where its partial first hit went.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -28,48 +33,8 @@ from textual.widgets.option_list import Option
 from core.query.syntax import phrase_note
 
 from .. import tasks
-from ..formatting import around_match, highlight, one_line, query_terms, relative_time, spread
 from ..messages import SearchFinished
-
-SNIPPET_CHARS = 150
-
-
-def hit_label(hit: Any) -> str:
-    """``slug#n`` (or a short session id) for a hit."""
-    if hit.slug and hit.session_number:
-        return f"{hit.slug}#{hit.session_number}"
-    return hit.slug or hit.session_id[:8]
-
-
-def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
-    """Reference and age, project and agent, then two lines of snippet, matches marked."""
-    width = max(width, 24)
-    turn = f":{hit.turn_number}" if hit.turn_number is not None else ""
-    head = spread(
-        Content.assemble((hit_label(hit), "bold $text-accent"), (turn, "$text-accent")),
-        Content.styled(relative_time(hit.timestamp, now), "$text-muted"),
-        width,
-    )
-    meaning = getattr(hit, "by_meaning", False)  # hybrid recall found it, none of the words did
-    room = width - len(hit.agent) - (12 if hit.is_sidechain else 2) - (12 if meaning else 0)  # one line, even at 80 columns
-    where = Content.assemble((one_line(hit.project or "—", max(room, 8)), "bold"), ("  ", ""), (hit.agent, "$text-secondary"))
-    if hit.is_sidechain:
-        where += Content.styled("  subagent", "$text-muted italic")
-    if meaning:
-        where += Content.styled("  by meaning", "$text-muted italic")
-    terms = query_terms(query, hit.match_terms)
-    snippet = highlight(around_match(hit.snippet or "", terms, 2 * width - 4), terms)
-    lines = [head, where, snippet]
-    if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
-        more = f"+{hit.more_in_session} more in this session (n/N)"
-        lines.append(Content.styled(one_line(more, width), "$text-muted italic"))
-    return Content("\n").join(lines)
-
-
-def open_prompt(ref: str) -> Content:
-    """The row a typed reference gets: ``▶ open velvet-puzzling-eclipse#4-5``."""
-    return Content.assemble(("▶ open ", "bold $text-success"), (ref, "bold $text-accent"))
-
+from .hit_rows import hit_prompt, open_prompt
 
 NEAR_END = 3  # rows from the end of the list at which the next page is fetched
 
@@ -125,6 +90,13 @@ class SearchPane(Vertical):
             super().__init__()
             self.ref = ref
 
+    class Active(Message):
+        """A query started showing hits (``active``), or was cleared."""
+
+        def __init__(self, active: bool) -> None:
+            super().__init__()
+            self.active = active
+
     class HitChosen(Message):
         def __init__(self, hit: Any, query: str) -> None:
             super().__init__()
@@ -137,6 +109,7 @@ class SearchPane(Vertical):
         self.opens: str | None = None  # a typed reference: the first row opens it
         self.shown_query = ""
         self.grouped = True  # one row per session; g toggles
+        self.compact = True  # two lines a hit; v toggles
         self.complete = True  # False while the last page came back full: there may be more
         self._loading_more = False
         self._rendered_width: int | None = None  # the hit list width hits were laid out for
@@ -148,6 +121,12 @@ class SearchPane(Vertical):
 
     def on_mount(self) -> None:
         self.set_class(True, "-idle")
+
+    def _set_idle(self, idle: bool) -> None:
+        """Idle: no query, no hit list (and the sessions pane has the column back)."""
+        if self.has_class("-idle") != idle:
+            self.set_class(idle, "-idle")
+            self.post_message(self.Active(not idle))
 
     # --- queries -----------------------------------------------------------
 
@@ -165,7 +144,7 @@ class SearchPane(Vertical):
             self.complete = True
             self.query_one(HitList).clear_options()
             self._status("Type to search every conversation.")
-            self.set_class(True, "-idle")
+            self._set_idle(True)
             return
         if self.app.archive is None:
             return
@@ -203,6 +182,12 @@ class SearchPane(Vertical):
             exclusive=True,
             name=f"more {self.shown_query!r}",
         )
+
+    def toggle_compact(self) -> None:
+        """Two lines a hit ↔ the roomy layout; the same hits, laid out again."""
+        self.compact = not self.compact
+        if self.hits:
+            self._render_hits()
 
     def toggle_grouped(self) -> None:
         """One row per session ↔ every matching turn; searches again."""
@@ -249,22 +234,27 @@ class SearchPane(Vertical):
             self._append_page(message)
             return
         hit_list = self.query_one(HitList)
-        keep = self.selected_hit.ref if (message.refresh and self.selected_hit) else None
+        # a refresh keeps the selection and scroll if the hits down to the selected one are unchanged
         old_index = hit_list.highlighted
+        old_scroll = hit_list.scroll_y
+        old_top = [h.ref for h in self.hits[: (old_index or 0) - self._offset + 1]]
         self.hits = message.hits
         self.opens = message.opens
         self.shown_query = message.query
         self.complete = message.complete
         self._loading_more = False
-        self.set_class(False, "-idle")
+        self._set_idle(False)
         hit_list.highlighted = None  # set below: an old row index must not ask for a next page
         self._render_hits()
         if self.hits or self.opens:
-            index = 0
-            if keep is not None:
-                refs = [h.ref for h in self.hits]
-                index = refs.index(keep) + self._offset if keep in refs else min(old_index or 0, hit_list.option_count - 1)
-            hit_list.highlighted = index
+            new_top = [h.ref for h in self.hits[: len(old_top)]]
+            same_top = message.refresh and old_index is not None and new_top == old_top
+            if same_top and old_index is not None and old_index < hit_list.option_count:
+                hit_list.highlighted = old_index
+                hit_list.scroll_to(y=old_scroll, animate=False, immediate=True)
+            else:
+                hit_list.highlighted = 0
+                hit_list.scroll_to(y=0, animate=False, immediate=True)
         filters = self.app.filters.describe()
         if self.opens:
             text = f"enter opens {self.opens} · {self._count_text()}"
@@ -289,7 +279,8 @@ class SearchPane(Vertical):
         self.hits = self.hits + message.hits
         hit_list = self.query_one(HitList)
         hit_list.add_options(
-            Option(hit_prompt(hit, self.shown_query, now, width), id=f"h{start + i}") for i, hit in enumerate(message.hits)
+            Option(hit_prompt(hit, self.shown_query, now, width, compact=self.compact), id=f"h{start + i}")
+            for i, hit in enumerate(message.hits)
         )
         filters = self.app.filters.describe()
         self._status(self._count_text() + (f" · {filters}" if filters else ""))
@@ -309,7 +300,10 @@ class SearchPane(Vertical):
         width = (self._rendered_width or 47) - 1
         keep = hit_list.highlighted
         options = [Option(open_prompt(self.opens), id="open")] if self.opens else []
-        options += [Option(hit_prompt(hit, self.shown_query, now, width), id=f"h{i}") for i, hit in enumerate(self.hits)]
+        options += [
+            Option(hit_prompt(hit, self.shown_query, now, width, compact=self.compact), id=f"h{i}")
+            for i, hit in enumerate(self.hits)
+        ]
         hit_list.set_options(options)
         if keep is not None and options:
             hit_list.highlighted = min(keep, len(options) - 1)

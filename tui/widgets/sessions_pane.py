@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from textual import on
-from textual.app import ComposeResult
 from textual.actions import SkipAction
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
@@ -134,8 +134,10 @@ def row_prompt(row: Row, now: datetime, marked: bool, width: int, folded: bool =
         if text:
             line = line + "\n" + Content.styled("     " + one_line(text, width - 6), "")
         return line
-    title = session.slug or session.session_id[:8]
-    head = spread(mark + Content.styled(title, "bold $text-accent" if session.slug else "bold"), _when(session, now), width)
+    # the core's name for it (a slug-less chain's member is ``67a8478e#2``, as in the CLI)
+    title = session.slug or (session.ref if session.ref and "#" in session.ref else session.session_id[:8])
+    style = "bold $text-accent" if session.slug else "bold"
+    head = spread(mark + Content.styled(title, style), _when(session, now), width)
     room = width - len(session.agent) - len(turns) - 7  # one line, even at 80 columns
     where = Content.assemble(
         "  ", (one_line(session.project or "—", max(room, 8)), "bold"), "  ", (session.agent, "$text-secondary"),
@@ -349,7 +351,30 @@ class SessionsPane(Vertical):
 
     def update_status(self) -> None:
         marked = self.session_list.marked_text()
-        self.query_one("#sessions-status", Static).update(f"{marked} · {self._summary}" if marked else self._summary)
+        text = f"{marked} · {self._summary}" if marked else self._summary
+        if self.folded:
+            text = f"▸ {text} · tab: show"  # "11 sessions · 1 live" says what is folded; a click shows them too
+        self.query_one("#sessions-status", Static).update(text)
+
+    @property
+    def folded(self) -> bool:
+        return self.has_class("-folded")
+
+    def fold(self, folded: bool) -> None:
+        """Folded to one line while a query's hits have the column (the list keeps its rows)."""
+        if folded == self.folded or (folded and self.session_list.has_focus):
+            return
+        self.set_class(folded, "-folded")
+        self.update_status()
+
+    def show_list(self) -> None:
+        """Unfold and focus the list (tab, esc or a click on the folded line)."""
+        self.fold(False)
+        self.session_list.focus()
+
+    def on_click(self) -> None:
+        if self.folded:
+            self.show_list()
 
     @on(SessionList.MarksChanged)
     def _marks_changed(self, message: SessionList.MarksChanged) -> None:

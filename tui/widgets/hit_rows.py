@@ -1,0 +1,109 @@
+"""How one hit is drawn in the hit list: compact (2 lines, the default) or roomy.
+
+Compact is for scanning, as in fzf or atuin: ``ref · project · agent`` and the age
+on one line, one line of snippet around the match under it, so a screen holds a
+dozen hits. Roomy (``v``) is the earlier layout: reference, project and agent on
+lines of their own and two lines of snippet.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from textual.content import Content
+
+from ..formatting import around_match, highlight, one_line, query_terms, relative_time, spread
+
+SEPARATOR = " · "
+MEANING_LABEL = "by meaning · "  # a hit hybrid recall found though none of the query's words did
+MIN_PROJECT = 10  # cells a cut project name needs to still say something
+
+
+def hit_label(hit: Any) -> str:
+    """The hit's session as the core names it (``slug#n``; ``67a8478e#2`` in a chain
+    without a slug), so the app and the CLI call a turn by one name."""
+    if hit.ref:
+        label = hit.ref.rpartition(":")[0] if hit.turn_number is not None and ":" in hit.ref else hit.ref
+        # a lone session without a slug is its full id in the core; its 8-character prefix names it too
+        return label[:8] if label == hit.session_id else label
+    if hit.slug and hit.session_number:
+        return f"{hit.slug}#{hit.session_number}"
+    return hit.slug or hit.session_id[:8]
+
+
+def _reference(hit: Any) -> Content:
+    turn = f":{hit.turn_number}" if hit.turn_number is not None else ""
+    return Content.assemble((hit_label(hit), "bold $text-accent"), (turn, "$text-accent"))
+
+
+def _snippet(hit: Any, query: str, width: int) -> Content:
+    terms = query_terms(query, hit.match_terms)
+    return highlight(around_match(hit.snippet or "", terms, width), terms)
+
+
+def compact_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
+    """``ref · project · agent`` … ``age`` (``+N more`` in the session), then one snippet line.
+
+    The first line never wraps: what does not fit goes, least useful first (the
+    agent, the project, the word "more", then the count).
+    """
+    width = max(width, 24)
+    reference = _reference(hit)
+    if reference.cell_length > width - 8:
+        reference = Content.styled(one_line(reference.plain, width - 8), "bold $text-accent")
+    relative = relative_time(hit.timestamp, now)
+    room = width - reference.cell_length - 2
+    ages = [relative]
+    if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
+        ages = [f"+{hit.more_in_session} more · {relative}", f"+{hit.more_in_session} · {relative}", relative]
+    age = next((a for a in ages if len(a) <= room), "")
+    room -= len(age)  # what is left for project and agent
+    project = hit.project or "—"
+    agent = hit.agent + (" sub" if hit.is_sidechain else "")
+    project_room = room - len(agent) - 2 * len(SEPARATOR)
+    head = reference
+    if project_room >= min(len(project), MIN_PROJECT):  # project and agent
+        head += Content.assemble(
+            (SEPARATOR, "$text-muted"),
+            (one_line(project, project_room), "bold"),
+            (SEPARATOR, "$text-muted"),
+            (agent, "$text-secondary"),
+        )
+    elif room - len(SEPARATOR) >= min(len(project), MIN_PROJECT):  # the project alone (a stub like "in…" says nothing)
+        head += Content.assemble((SEPARATOR, "$text-muted"), (one_line(project, room - len(SEPARATOR)), "bold"))
+    head = spread(head, Content.styled(age, "$text-muted"), width)
+    snippet = Content("  ") + _snippet(hit, query, width - 2)
+    if getattr(hit, "by_meaning", False):  # hybrid recall found it, none of the words did
+        label = Content.styled(MEANING_LABEL, "$text-muted italic")
+        snippet = Content("  ") + label + _snippet(hit, query, width - 2 - label.cell_length)
+    return Content("\n").join([head, snippet])
+
+
+def roomy_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
+    """Reference and age, project and agent, then two lines of snippet, matches marked."""
+    width = max(width, 24)
+    head = spread(_reference(hit), Content.styled(relative_time(hit.timestamp, now), "$text-muted"), width)
+    meaning = 12 if getattr(hit, "by_meaning", False) else 0
+    room = width - len(hit.agent) - (12 if hit.is_sidechain else 2) - meaning  # one line, even at 80 columns
+    project = one_line(hit.project or "—", max(room, 8))
+    where = Content.assemble((project, "bold"), ("  ", ""), (hit.agent, "$text-secondary"))
+    if hit.is_sidechain:
+        where += Content.styled("  subagent", "$text-muted italic")
+    if getattr(hit, "by_meaning", False):
+        where += Content.styled("  by meaning", "$text-muted italic")
+    lines = [head, where, _snippet(hit, query, 2 * width - 4)]
+    if hit.more_in_session:
+        more = f"+{hit.more_in_session} more in this session (n/N)"
+        lines.append(Content.styled(one_line(more, width), "$text-muted italic"))
+    return Content("\n").join(lines)
+
+
+def hit_prompt(hit: Any, query: str, now: datetime, width: int = 48, *, compact: bool = True) -> Content:
+    """The option for one hit in the chosen layout."""
+    return (compact_hit if compact else roomy_hit)(hit, query, now, width)
+
+
+def open_prompt(ref: str) -> Content:
+    """The row a typed reference gets: ``▶ open velvet-puzzling-eclipse#4-5``."""
+    return Content.assemble(("▶ open ", "bold $text-success"), (ref, "bold $text-accent"))
