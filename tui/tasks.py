@@ -13,6 +13,7 @@ from typing import Any
 from .blocks import build_blocks, find_turn, hit_blocks
 from .clipboard import copy_text, save_copy
 from .filters import Filters
+from .marks import PROMPT, find_matches, first_match_at, item_at, query_marks
 from .messages import (
     ChoicesLoaded,
     ConversationLoaded,
@@ -117,6 +118,7 @@ def load_conversation(
     follow: bool = False,
     focus_turn: tuple[str, int] | None = None,
     unfold_subagents: bool = False,
+    focus_sequence: int | None = None,
 ) -> ConversationLoaded:
     """Resolve ``ref``, read its sessions' streams and build the reader blocks."""
     resolved = archive.resolve(ref)
@@ -133,13 +135,14 @@ def load_conversation(
     elif resolved.turn is not None and sessions:
         target = find_turn(blocks, sessions[0].session_id, resolved.turn)
     hits: list[int] = []
+    found: list[Any] = []
     if query.strip():
-        found: list[Any] = []
         for session in sessions:
             # typing=True as in the hit list, so n/N visits the turns the list counted;
             # the turns are all the reader needs (snippets were half of this search)
             found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT, typing=True, snippets=False))
         hits = hit_blocks(blocks, found)
+    marks, matches, target_match = reader_matches(blocks, query, found, target, focus_sequence)
     return ConversationLoaded(
         ref=resolved.ref or ref,
         sessions=sessions,
@@ -150,7 +153,26 @@ def load_conversation(
         refresh=refresh,
         follow=follow,
         unfold_subagents=unfold_subagents,
+        marks=marks,
+        matches=matches,
+        target_match=target_match,
     )
+
+
+def reader_matches(
+    blocks: list[Any], query: str, found: list[Any], target: int | None, sequence: int | None
+) -> tuple[Any, list[Any], int | None]:
+    """The marks the reader highlights (the hits' ``match_terms``: the typed prefix
+    expanded as in the hit list), their matches, and the one to open at: the first in
+    the chosen hit's passage (``sequence``), else the first in its turn."""
+    if not query.strip():
+        return None, [], None
+    marks = query_marks(query, [t for hit in found for t in hit.match_terms])
+    matches = find_matches(blocks, marks)
+    if target is None:
+        return marks, matches, None
+    item = item_at(blocks[target], sequence) if sequence is not None else PROMPT
+    return marks, matches, first_match_at(matches, target, item)
 
 
 def choices(archive: Any, kind: str) -> ChoicesLoaded:

@@ -25,7 +25,8 @@ from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ExportDone, ResumeReady
 from ..widgets.footer import KeysFooter
-from ..widgets.reader import Reader, ReaderPane
+from ..widgets.reader import Reader
+from ..widgets.reader_pane import ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
 from ..widgets.sessions_pane import SessionList, SessionsPane, session_ref
 from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values
@@ -160,6 +161,7 @@ class MainScreen(Screen):
         focus_turn: tuple[str, int] | None = None,
         focus_reader: bool = False,
         unfold_subagents: bool = False,
+        focus_sequence: int | None = None,
     ) -> None:
         self.app.submit(
             tasks.load_conversation,
@@ -169,6 +171,7 @@ class MainScreen(Screen):
             follow=follow,
             focus_turn=focus_turn,
             unfold_subagents=unfold_subagents,
+            focus_sequence=focus_sequence,
             reply_to=self.reader_pane,
             group="reader",
             exclusive=True,
@@ -182,7 +185,10 @@ class MainScreen(Screen):
         hit = message.hit
         ref = hit.ref.rpartition(":")[0] if hit.turn_number is not None and ":" in hit.ref else hit.ref
         focus = (hit.session_id, hit.turn_number) if hit.turn_number is not None else None
-        self.open_ref(ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain)
+        self.open_ref(
+            ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain,
+            focus_sequence=hit.sequence,  # open at the matching passage, not the turn's top
+        )
 
     @on(SearchPane.RefChosen)
     def _ref_chosen(self, message: SearchPane.RefChosen) -> None:
@@ -313,6 +319,21 @@ class MainScreen(Screen):
             self.notify("No search hits in this conversation.", severity="warning")
         self.reader_pane.update_status()
 
+    def action_find(self) -> None:
+        """ctrl+f (or / in the reader): find a word in the open conversation."""
+        if not self.reader.is_open:
+            self.notify("Open a hit or a session first (enter).", severity="warning")
+            return
+        self.reader_pane.open_find()
+
+    def action_maximise_reader(self) -> None:
+        """z: the reader takes the whole width (the left column hides); again to restore."""
+        left = self.query_one("#left")
+        left.display = not left.display
+        if not left.display:
+            self.reader.focus()
+        self.call_after_refresh(self.reader.show_current_match)  # the new width rewraps the text
+
     def action_filter(self, kind: str) -> None:
         app = self.app
         if kind == "date":
@@ -418,6 +439,6 @@ class MainScreen(Screen):
         self.app.push_screen(HelpScreen())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "hit":
-            return True if self.reader.hits else None
+        if action == "hit":  # n / N: only with a query's (or a find's) matches to step through
+            return True if self.reader.navigable else False
         return True
