@@ -56,7 +56,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         Binding("end", "bottom", "Bottom", show=False),
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("slash,ctrl+f", "find", "Find", show=False),
+        Binding("slash", "find", "Find", show=False),  # (ctrl+f: the screen's, from any pane)
         Binding("escape", "close_find", "Close find", show=False),
     ]
 
