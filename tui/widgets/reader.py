@@ -25,7 +25,7 @@ from textual.widgets import Static
 
 from ..blocks import Block
 from ..formatting import compress_numbers
-from ..marks import Marks, Match
+from ..marks import Marks, Match, find_matches
 from ..messages import ConversationLoaded
 from .marked import highlight_style
 from .reader_matches import MatchNavigation
@@ -216,6 +216,13 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         at_end = self.hi >= len(old)
         self.sessions = loaded.sessions
         self.hits = loaded.hit_blocks
+        self._query_matches = loaded.matches
+        if self.marks.find:  # a find goes on over the grown conversation
+            self.matches = find_matches(new, self.marks)
+        else:
+            self.matches = loaded.matches
+        if self.match_index is not None and self.match_index >= len(self.matches):
+            self.match_index = None
         if d < self.lo:
             self.blocks = new
             await self._window(len(new) - 1 if self.follow else self.lo + BEFORE, at_end=self.follow)
