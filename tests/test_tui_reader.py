@@ -155,9 +155,11 @@ async def test_find_in_the_session_moves_to_each_occurrence(home):
         await settle(pilot)
         assert "0299 supervisor tick ok" in visible_text(app)
         assert "299/299" in status(app)
-        await pilot.press("escape")
+        await pilot.press("escape")  # in the reader (enter handed it the keys): the find closes, bar and all
         await settle(pilot)
         assert reader.marks.find == "" and reader.matches == []
+        assert not app.main.query_one("#find-bar").display and "find:" not in visible_text(app)
+        assert "find:" not in "".join(s.text for s in app.screen._compositor.render_strips())
 
 
 async def test_header_at_80x24_keeps_the_position_and_turn_count(home):

@@ -116,7 +116,11 @@ class MatchNavigation:
     def action_close_find(self) -> None:
         if not self.marks.find:
             raise SkipAction()  # not finding: esc means what it means on the screen
-        self.set_find("")
+        close = getattr(self.parent, "close_find", None)
+        if close is not None:
+            close()  # the find bar goes too
+        else:
+            self.set_find("")
 
     def set_find(self, text: str) -> None:
         """Highlight and step through ``text`` ("": back to the query's matches)."""

@@ -117,7 +117,7 @@ class ReaderPane(Vertical):
         width = status.size.width or max(self.size.width - 4, 20)
         status.update(status_line(short_ref(reader.view_ref() or ""), position, plural(turns, "turn"), extras, width))
         bar = self.query_one(FindBar)
-        bar.query_one(".find-count", Static).update(position if reader.marks.find else "")
+        bar.query_one(".find-count", Static).update(reader.hit_position() if reader.marks.find else "")
 
     # --- find ----------------------------------------------------------------
 
