@@ -35,7 +35,9 @@ def write_home(home: Path) -> None:
     t.assistant("Found it.\n\n" + "\n".join(f"Line {i} of the analysis." for i in range(60))
                 + f"\n\nThe `{WORD}` comes from the restart loop; a {WORD} again later.")
     t.user("and the third turn mentions nothing")
-    t.assistant("Nothing here.")
+    # nine short words starting "restar": the index completes a typed "restar" to the shortest
+    # eight of them, so "restart" is highlighted only if the reader treats "restar" as a prefix
+    t.assistant("Nothing here. " + " ".join(f"restar{c}" for c in "abcdefghi"))
     t.write_under(home / ".claude" / "projects")
 
 
@@ -106,8 +108,10 @@ async def test_the_match_is_highlighted_in_a_style_unlike_the_text_around_it(hom
 async def test_the_word_being_typed_is_highlighted_as_a_prefix(home):
     app = make_app(home, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
-        reader = await search_and_open(pilot, "supervisor crashe")  # "crashe" still being typed
-        assert reader.marks.spans("the supervisor crashes") == [(4, 14), (15, 22)]
+        reader = await search_and_open(pilot, "supervisor restar")  # "restar" still being typed
+        assert "restart" not in app.main.search_pane.hits[0].match_terms  # (not among the completions)
+        assert reader.marks.spans("a restarted restart loop") == [(2, 11), (12, 19)]
+        assert reader.marks.spans("the restaurant") == []  # (the stem "restaur" does not start with it)
 
 
 async def test_n_and_N_step_through_matches_with_a_count(home):
