@@ -163,6 +163,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         self.current = loaded.target
         self.marks = loaded.marks or Marks()
         self.matches = self._query_matches = loaded.matches
+        self.matches_complete = loaded.matches_complete
         self.match_index = loaded.target_match
         if self.match_index is not None and not self.follow:
             match = self.matches[self.match_index]
@@ -216,13 +217,11 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         at_end = self.hi >= len(old)
         self.sessions = loaded.sessions
         self.hits = loaded.hit_blocks
-        self._query_matches = loaded.matches
         if self.marks.find:  # a find goes on over the grown conversation
             self.matches = find_matches(new, self.marks)
-        else:
-            self.matches = loaded.matches
-        if self.match_index is not None and self.match_index >= len(self.matches):
             self.match_index = None
+        elif loaded.marks is not None:  # the query's: kept until MatchesCounted brings the new ones
+            self.marks = loaded.marks
         if d < self.lo:
             self.blocks = new
             await self._window(len(new) - 1 if self.follow else self.lo + BEFORE, at_end=self.follow)

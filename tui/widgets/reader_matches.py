@@ -31,6 +31,8 @@ class MatchNavigation:
     hits: list[int]
     current: int | None
     blocks: list[Any]
+    ref: str | None
+    matches_complete: bool = True
     # and, from the reader: _widget, go_to, is_open; from VerticalScroll: scroll_to, query, parent, size
 
     async def _reveal(self, match: Match) -> None:
@@ -66,6 +68,18 @@ class MatchNavigation:
         """Whether ``n``/``N`` have somewhere to go (a query's or a find's matches, or hit turns)."""
         return bool(self.matches or self.hits)
 
+    def counted(self, ref: str | None, marks: Marks, matches: list[Match]) -> bool:
+        """Every match of the query arrived (after the first paint): the count, and n/N beyond this turn."""
+        if ref != self.ref or marks.terms != self.marks.terms:
+            return False  # another conversation (or query) opened meanwhile
+        current = self.matches[self.match_index] if self.match_index is not None and self.matches else None
+        self._query_matches = matches
+        self.matches_complete = True
+        if not self.marks.find:
+            self.matches = matches
+            self.match_index = matches.index(current) if current is not None and current in matches else None
+        return True
+
     async def show_current_match(self) -> None:
         """Scroll the current match back into view (after the width changed its wrapping)."""
         if self.match_index is not None and self.match_index < len(self.matches):
@@ -96,6 +110,8 @@ class MatchNavigation:
 
     def hit_position(self) -> str:
         if self.matches:
+            if not self.matches_complete and not self.marks.find:  # counting the rest (a moment)
+                return f"{(self.match_index or 0) + 1}/…"
             if self.match_index is None:
                 return f"{len(self.matches):,} match{'' if len(self.matches) == 1 else 'es'}"
             return f"{self.match_index + 1}/{len(self.matches)}"

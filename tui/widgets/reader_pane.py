@@ -19,7 +19,8 @@ from textual.widgets import Input, Static
 
 from core.words import plural
 
-from ..messages import ConversationLoaded
+from .. import tasks
+from ..messages import ConversationLoaded, MatchesCounted
 from .reader import Reader
 
 _UUID = re.compile(r"\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -89,6 +90,8 @@ class FindBar(Horizontal):
 class ReaderPane(Vertical):
     """Status line (what is open, match position, turns, follow state) above the :class:`Reader`."""
 
+    _turns: tuple[object, int] = (None, 0)
+
     def compose(self) -> ComposeResult:
         yield Static("Reader", id="reader-status", classes="pane-status")
         yield Reader(id="reader")
@@ -107,7 +110,9 @@ class ReaderPane(Vertical):
         status.display = reader.is_open
         if not reader.is_open:
             return
-        turns = len({(b.session_id, b.turn) for b in reader.blocks if b.kind == "turn"})
+        if self._turns[0] is not reader.blocks:  # counted once per conversation (n / N update this line)
+            self._turns = (reader.blocks, len({(b.session_id, b.turn) for b in reader.blocks if b.kind == "turn"}))
+        turns = self._turns[1]
         position = reader.hit_position()
         if position and reader.marks.find:
             position = f"“{reader.marks.find}” {position}"
@@ -155,3 +160,13 @@ class ReaderPane(Vertical):
         await self.reader.show(message)
         self.update_status()
         self.screen.refresh_bindings()
+        if not message.matches_complete:
+            self.app.submit(tasks.count_matches, self.reader.ref, message.blocks, message.marks, reply_to=self,
+                            group="reader-matches", exclusive=True, name="count matches")
+
+    @on(MatchesCounted)
+    def _counted(self, message: MatchesCounted) -> None:
+        message.stop()
+        if self.reader.counted(message.ref, message.marks, message.matches):
+            self.update_status()
+            self.screen.refresh_bindings()
