@@ -35,6 +35,7 @@ def write_home(home: Path) -> None:
     t.assistant("Found it.\n\n" + "\n".join(f"Line {i} of the analysis." for i in range(60))
                 + f"\n\nThe `{WORD}` comes from the restart loop; a {WORD} again later.")
     t.user("and the third turn mentions nothing")
+    t.thinking("Nothing to do; the zeppelin gauge is fine.")  # a match inside a folded thinking step
     # nine short words starting "restar": the index completes a typed "restar" to the shortest
     # eight of them, so "restart" is highlighted only if the reader treats "restar" as a prefix
     t.assistant("Nothing here. " + " ".join(f"restar{c}" for c in "abcdefghi"))
@@ -213,3 +214,22 @@ async def test_z_maximises_the_reader_and_restores_it(home):
         await pilot.press("z")
         await settle(pilot)
         assert app.main.query_one("#left").display and reader.size.width == narrow
+
+
+async def test_a_match_in_a_folded_step_of_a_freshly_mounted_turn_opens_it(home):
+    """The fold is unfolded before it was even composed (a crash once: no FoldHead yet).
+
+    Opened as ``open_ref`` is called for a hit in a turn (the bench does this too): the
+    turn's first match is in its folded thinking, mounted a moment before.
+    """
+    app = make_app(home, now=NOW)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        reader = app.main.reader
+        session = app.main.sessions_pane.sessions[0]
+        app.main.open_ref(f"{SLUG}#1", query="zeppelin gauge", focus_turn=(session.session_id, 2), focus_reader=True)
+        await wait_for(pilot, lambda: reader.is_open and reader.match_index is not None, what="the reader")
+        await settle(pilot)
+        text = visible_text(app)
+        assert "the zeppelin" in text and "gauge is fine" in text  # (wrapped at 80×24)
+        assert "▾ thinking" in text  # the thinking fold shows as open  # the thinking fold shows as open

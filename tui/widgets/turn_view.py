@@ -57,9 +57,13 @@ class Fold(Vertical):
         self.title = title
         self._body = body
         self._built = False
+        self._early_body: list[Widget] | None = None
 
     def compose(self) -> ComposeResult:
         yield FoldHead(self._head(), classes="fold-head")
+        if self._early_body is not None:  # opened before it was composed (a match inside it)
+            yield Vertical(*self._early_body, classes="fold-body")
+            self._early_body = None
 
     def _head(self) -> Content:
         arrow = "▾ " if self.expanded else "▸ "
@@ -78,16 +82,21 @@ class Fold(Vertical):
         """Expand, with the body (``body``'s, if given) mounted when this returns (to scroll to a line in it)."""
         if not self._built:
             self._built = True
-            await self.mount(Vertical(*(body or self._body)(), classes="fold-body"))
+            widgets = (body or self._body)()
+            if self.query(FoldHead):  # composed: the body goes below the head
+                await self.mount(Vertical(*widgets, classes="fold-body"))
+            else:  # just mounted with its turn, not composed yet: compose yields it
+                self._early_body = widgets
         self.expanded = True
 
     def toggle(self) -> None:
         self.expanded = not self.expanded
 
     def watch_expanded(self, expanded: bool) -> None:
-        if not self.is_mounted:
-            return
-        self.query_one(FoldHead).update(self._head())
+        heads = self.query(FoldHead)
+        if not self.is_mounted or not heads:
+            return  # (compose paints the head as it is by then)
+        heads.first().update(self._head())
         if expanded and not self._built:
             self._built = True
             self.mount(Vertical(*self._body(), classes="fold-body"))
