@@ -120,7 +120,8 @@ def _table(result: dict) -> str:
         if not r.get("n"):
             lines.append(f"| {label} | 0 | — | — | — |")
             continue
-        lines.append(f"| {label} | {r['n']} | {r['p50_s'] * 1000:.0f} | {r['p95_s'] * 1000:.0f} | {r['max_s'] * 1000:.0f} |")
+        ms = [f"{r[k] * 1000:.0f}" for k in ("p50_s", "p95_s", "max_s")]
+        lines.append(f"| {label} | {r['n']} | {' | '.join(ms)} |")
     return "\n".join(lines)
 
 

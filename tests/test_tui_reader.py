@@ -23,8 +23,10 @@ DEEP_LINE = 240
 
 
 def write_home(home: Path) -> None:
-    t = ClaudeTranscript("5a1e2b3c-0000-4000-8000-000000000022", cwd="/home/me/work/harbor/deep/inside/a/long/path",
-                         slug=SLUG, git_branch="feature/open-at-the-match", start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC))
+    t = ClaudeTranscript(
+        "5a1e2b3c-0000-4000-8000-000000000022", cwd="/home/me/work/harbor/deep/inside/a/long/path",
+        slug=SLUG, git_branch="feature/open-at-the-match", start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC),
+    )
     t.user("set up the harbor supervisor")
     t.assistant("Set up.\n\n" + "\n".join(f"- step {i}: configured the harbor" for i in range(40)))
     t.user("why does the supervisor crash in CI?")

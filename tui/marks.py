@@ -72,7 +72,8 @@ def item_text(item: Item) -> str:
     if item.kind == "tool":
         return f"{item.summary}\n{item.result or ''}"
     if item.kind == "subagent":
-        return "\n".join([item.text, *(c.text or c.summary for c in item.children), *(c.result or "" for c in item.children)])
+        children = [c.text or c.summary for c in item.children] + [c.result or "" for c in item.children]
+        return "\n".join([item.text, *children])
     return item.text
 
 

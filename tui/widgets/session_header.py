@@ -57,7 +57,8 @@ class SessionHeader(Static):
     DEFAULT_CSS = "SessionHeader { text-wrap: nowrap; text-overflow: ellipsis; }"
 
     def __init__(self, block: Block, now: datetime) -> None:
-        super().__init__(self.describe(block), classes="session-header" + (" -first" if block.session_index == 0 else ""))
+        first = " -first" if block.session_index == 0 else ""
+        super().__init__(self.describe(block), classes="session-header" + first)
         self.block = block
 
     @staticmethod
