@@ -112,6 +112,31 @@ def item_at(block: Block, sequence: int) -> int:
     return best
 
 
+def snippet_match(blocks: Sequence[Block], matches: Sequence[Match], marks: Marks, block: int, snippet: str) -> int | None:
+    """The match the hit list's ``snippet`` showed: in the step of ``block`` whose text holds
+    the snippet, the token inside it carrying the most query terms (the first of equals)."""
+    from core.index.tokenize import default_tokenizer
+
+    probe = snippet.strip("…").strip()
+    if len(probe) < 8:
+        return None
+    terms, expand = set(marks.terms), default_tokenizer().terms
+    items = sorted({m.item for m in matches if m.block == block})
+    for item in items:
+        source = blocks[block]
+        flat = " ".join((source.prompt if item == PROMPT else item_text(source.items[item])).split())
+        at = flat.find(probe)
+        if at < 0:
+            continue
+        spans = marks.spans(flat)
+        inside = [(k, a, b) for k, (a, b) in enumerate(spans) if at <= a and b <= at + len(probe)]
+        if not inside:
+            continue
+        k = max(inside, key=lambda s: (len(terms.intersection(expand(flat[s[1]:s[2]]))), -s[0]))[0]
+        return next((i for i, m in enumerate(matches) if m.block == block and m.item == item and m.occurrence == k), None)
+    return None
+
+
 def first_match_at(matches: Sequence[Match], block: int, item: int) -> int | None:
     """Index of the first match in ``block`` at or after step ``item`` (else the block's first)."""
     in_block = [i for i, m in enumerate(matches) if m.block == block]

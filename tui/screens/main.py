@@ -162,6 +162,7 @@ class MainScreen(Screen):
         focus_reader: bool = False,
         unfold_subagents: bool = False,
         focus_sequence: int | None = None,
+        focus_snippet: str = "",
     ) -> None:
         self.app.submit(
             tasks.load_conversation,
@@ -172,6 +173,7 @@ class MainScreen(Screen):
             focus_turn=focus_turn,
             unfold_subagents=unfold_subagents,
             focus_sequence=focus_sequence,
+            focus_snippet=focus_snippet,
             reply_to=self.reader_pane,
             group="reader",
             exclusive=True,
@@ -187,7 +189,7 @@ class MainScreen(Screen):
         focus = (hit.session_id, hit.turn_number) if hit.turn_number is not None else None
         self.open_ref(
             ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain,
-            focus_sequence=hit.sequence,  # open at the matching passage, not the turn's top
+            focus_sequence=hit.sequence, focus_snippet=hit.snippet,  # open at what the list showed
         )
 
     @on(SearchPane.RefChosen)

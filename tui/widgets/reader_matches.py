@@ -45,7 +45,7 @@ class MatchNavigation:
             target, occurrence = await widget.reveal(match.item, self.marks, match.occurrence)
         self.call_after_refresh(self._scroll_to_match, target or widget, occurrence)
 
-    def _scroll_to_match(self, target: Widget, occurrence: int) -> None:
+    def _scroll_to_match(self, target: Widget, occurrence: int, check: bool = True) -> None:
         """Scroll so the row of ``target``'s ``occurrence``-th match sits a third down the view."""
         if not target.is_attached:
             return
@@ -55,7 +55,10 @@ class MatchNavigation:
             y = rows[min(occurrence, len(rows) - 1)] - self.size.height // 3
         else:  # not painted as text (cut from a long output): the step's top
             y = target.region.y - origin - 1
-        self.scroll_to(y=max(0, y), animate=False, immediate=True)
+        if round(self.scroll_y) != max(0, min(y, round(self.max_scroll_y))):
+            self.scroll_to(y=max(0, y), animate=False, immediate=True)
+        if check:  # a turn just composed may lay out once more (markdown heights): look again after it
+            self.call_after_refresh(self._scroll_to_match, target, occurrence, False)
         self._status()
 
     def _status(self) -> None:
