@@ -112,7 +112,9 @@ def item_at(block: Block, sequence: int) -> int:
     return best
 
 
-def snippet_match(blocks: Sequence[Block], matches: Sequence[Match], marks: Marks, block: int, snippet: str) -> int | None:
+def snippet_match(
+    blocks: Sequence[Block], matches: Sequence[Match], marks: Marks, block: int, snippet: str
+) -> int | None:
     """The match the hit list's ``snippet`` showed: in the step of ``block`` whose text holds
     the snippet, the token inside it carrying the most query terms (the first of equals)."""
     from core.index.tokenize import default_tokenizer
@@ -133,7 +135,8 @@ def snippet_match(blocks: Sequence[Block], matches: Sequence[Match], marks: Mark
         if not inside:
             continue
         k = max(inside, key=lambda s: (len(terms.intersection(expand(flat[s[1]:s[2]]))), -s[0]))[0]
-        return next((i for i, m in enumerate(matches) if m.block == block and m.item == item and m.occurrence == k), None)
+        wanted = Match(block, item, k)
+        return next((i for i, m in enumerate(matches) if m == wanted), None)
     return None
 
 
