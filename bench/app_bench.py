@@ -13,6 +13,8 @@ session, see :func:`write_long_session`), headless, on the warm relay cache:
   time; per key, from just before the key event is sent to the first screen refresh
   after the search pane put the hits *for the query ending in that key* into its hit
   list. The next key is typed after that.
+- **the reader** (:mod:`bench.reader_bench`): open at a hit, ``n``/``N``, Home/End and
+  PageDown in the 2,000-turn session, key to the first paint after the reader moved.
 - **open → first paint**: ``MainScreen.open_ref`` (what ``enter`` on a session row or
   a hit calls) until the first screen refresh after the reader mounted its blocks,
   for the whole 2,000-turn session (top) and for a hit deep inside it (turn 1,500,
@@ -344,6 +346,14 @@ async def measure(config, queries: list[str], session_id: str, opens: int, real_
         log(f"  [app] open {ref} ({turns} turns) → first paint: "
             f"top p50 {out['open']['top_p50_s'] * 1000:.0f} ms (max {out['open']['top_max_s'] * 1000:.0f}), "
             f"at turn {HIT_TURN} p50 {out['open']['hit_p50_s'] * 1000:.0f} ms (max {out['open']['hit_max_s'] * 1000:.0f})")
+        # --- the reader in it: open at a hit, n/N, Home/End, PageDown (issue 22) --------
+        from bench.reader_bench import measure_reader
+
+        out["reader"] = await measure_reader(app, pilot, session_id, opens)
+        r = out["reader"]
+        log(f"  [app] reader: open at a hit max {r['open_hit']['max_s'] * 1000:.0f} ms, n p95 {r['n']['p95_s'] * 1000:.0f}, "
+            f"N p95 {r['N']['p95_s'] * 1000:.0f}, Home/End p95 {r['home_end']['p95_s'] * 1000:.0f}, "
+            f"PageDown p95 {r['pagedown']['p95_s'] * 1000:.0f} ms")
         if real_ids:  # real-shaped long sessions (bench/real_long.py): few turns of hundreds of steps
             from bench.real_long import measure_opens
 

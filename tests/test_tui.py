@@ -334,19 +334,22 @@ async def test_n_and_shift_n_move_between_hits_in_the_reader(demo_home):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         reader = await open_first_hit(pilot, "exponential backoff")
-        assert len(reader.hits) > 3
-        start = reader.current
-        assert start in reader.hits
-        position = reader.hits.index(start)
-        await pilot.press("n")  # wraps around after the last hit
-        assert reader.current == reader.hits[(position + 1) % len(reader.hits)]
+        await settle(pilot)
+        total = len(reader.matches)  # n / N step through matches (every occurrence), not turns
+        assert len(reader.hits) > 3 and total > len(reader.hits)
+        start = reader.match_index
+        assert start is not None and reader.current in reader.hits
+        await pilot.press("n")  # wraps around after the last match
+        assert reader.match_index == (start + 1) % total
         await pilot.press("n", "n", "N")
-        assert reader.current == reader.hits[(position + 2) % len(reader.hits)]
+        assert reader.match_index == (start + 2) % total
         await pilot.press("N", "N")
-        assert reader.current == start
+        assert reader.match_index == start
+        assert reader.current == reader.matches[start].block
+        await settle(pilot)
         widget = reader.query_one(f"#block-{reader.current}")
         assert widget.has_class("-current") and visible(reader, widget)
-        assert "(n/N)" in str(app.main.query_one("#reader-status").render())
+        assert f"{start + 1}/{total}" in str(app.main.query_one("#reader-status").render())
 
 
 async def test_help_screen_lists_every_key_and_closes(demo_home):

@@ -58,7 +58,7 @@ async def test_a_typed_reference_is_offered_first_and_opens(demo_home):
         reader = app.main.reader
         await wait_for(pilot, lambda: reader.is_open and len(reader.sessions) == 2, what="sessions 4-5 to open")
         assert [s.session_number for s in reader.sessions] == [4, 5]
-        await pilot.press("slash")
+        await pilot.press("tab")  # reader → search box (in the reader, / finds in the session)
         app.main.query_one("#query").value = ""
         await pilot.press(*"velvet")  # a word, not a reference: a plain search
         await wait_for(pilot, lambda: app.main.search_pane.shown_query == "velvet", what="hits")

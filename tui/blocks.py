@@ -32,6 +32,7 @@ class Item(msgspec.Struct, kw_only=True, gc=False):
     tool_input: dict[str, Any] | None = None
     summary: str = ""  # one-liner for tools
     result: str | None = None  # tool output, attached when it arrives
+    result_sequence: int = -1  # the tool output's own message (a hit may point at it)
     is_error: bool = False
     children: list[Item] = []  # subagent work (a new list per item)
     sequence: int = 0
@@ -144,9 +145,13 @@ class _Builder:
             if pending:
                 item = pending.pop(0)
                 item.result = message.text
+                item.result_sequence = message.sequence
                 item.is_error = looks_failed(message.text)
             else:
-                items.append(Item(kind="tool", role="tool", summary="(result)", result=message.text, sequence=message.sequence))
+                items.append(
+                    Item(kind="tool", role="tool", summary="(result)", result=message.text, sequence=message.sequence,
+                         result_sequence=message.sequence)
+                )
         elif message.type == "thinking":
             items.append(Item(kind="thinking", text=message.text, sequence=message.sequence))
         elif message.type in ("summary",) or message.role == "system":

@@ -29,7 +29,7 @@ HITS, SESSIONS, READER, INPUT = "hits", "sessions", "reader", "input"
 
 
 MAIN_KEYS: tuple[Key, ...] = (
-    Key("slash", "/", "Search", "focus_search", "Focus the search box (search as you type)", where=(HITS, SESSIONS, READER)),
+    Key("slash", "/", "Search", "focus_search", "Focus the search box (search as you type; in the reader / finds)", where=(HITS, SESSIONS)),
     Key("escape", "esc", "Leave box", "escape", "Leave the search box (a second esc clears it)", palette=False, where=(INPUT,)),
     Key("enter", "enter", "Open", "open", "Open the selected hit or session", where=(INPUT, HITS, SESSIONS)),
     Key("tab", "tab", "Pane", "cycle_panes(1)", "Cycle panes: search → sessions → reader", show=False, palette=False),
@@ -39,8 +39,10 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("f", "f", "Follow", "follow", "Follow a live session like tail -f (again: stop)", where=(SESSIONS, READER)),
     Key("g", "g", "Group", "group_hits", "Hits: one row per session or every matching turn", show=False),
     Key("v", "v", "Hit layout", "hit_layout", "Hits: two lines each, or roomy", show=False),
-    Key("n", "n", "Next hit", "hit(1)", "Next search hit in the reader", where=(READER,)),
+    Key("n", "n", "Next hit", "hit(1)", "Next match (of the search or a find) in the reader", where=(READER,)),
     Key("N", "N", "Prev hit", "hit(-1)", "Previous search hit in the reader", show=False),
+    Key("ctrl+f", "/", "Find", "find", "Find a word in the open session (/ in the reader; enter, n, N move; esc closes)", where=(READER,)),
+    Key("z", "z", "Zoom", "maximise_reader", "Maximise the reader (hide the search and sessions); z again restores", where=(READER,)),
     Key("p", "p", "Project", "filter('project')", "Filter by project (type to narrow the list)", where=(SESSIONS,)),
     Key("a", "a", "Agent", "filter('agent')", "Filter by agent", show=False),
     Key("d", "d", "Date", "filter('date')", "Filter by date: today, 7 or 30 days, a range (7d, ISO)", show=False),
@@ -63,6 +65,7 @@ OTHER_KEYS: tuple[tuple[str, str], ...] = (
     ("[  ]", "Reader: previous / next turn"),
     ("e", "Reader: expand / fold the turn's tool calls"),
     ("home end", "Reader: first / last turn"),
+    ("pgup pgdn", "Reader: a page up / down"),
     ("click", "Reader: a ▸ line expands a tool call or thinking"),
     ("ctrl+p", "Command palette (every action above)"),
     ("ctrl+q", "Quit from anywhere"),

@@ -92,6 +92,19 @@ class ConversationLoaded(Message):
     refresh: bool = False
     follow: bool = False
     unfold_subagents: bool = False  # the hit was in a subagent's work: show it
+    marks: Any = None  # tui.marks.Marks: what the reader highlights (the query, as the hit list matched it)
+    matches: list[Any] = field(default_factory=list)  # tui.marks.Match, in reading order (n / N)
+    target_match: int | None = None  # the match to open at (the chosen hit's passage)
+    matches_complete: bool = True  # False: only the target turn's; MatchesCounted brings them all
+
+
+@dataclass
+class MatchesCounted(Message):
+    """Every match of the query in an open conversation, counted after its first paint."""
+
+    ref: str
+    marks: Any  # the tui.marks.Marks they were counted for
+    matches: list[Any]
 
 
 @dataclass

@@ -13,11 +13,13 @@ from typing import Any
 from .blocks import build_blocks, find_turn, hit_blocks
 from .clipboard import copy_text, save_copy
 from .filters import Filters
+from .marks import PROMPT, block_matches, find_matches, first_match_at, item_at, query_marks, snippet_match
 from .messages import (
     ChoicesLoaded,
     ConversationLoaded,
     Copied,
     ExportDone,
+    MatchesCounted,
     ResumeReady,
     SearchFinished,
     SessionCount,
@@ -117,6 +119,8 @@ def load_conversation(
     follow: bool = False,
     focus_turn: tuple[str, int] | None = None,
     unfold_subagents: bool = False,
+    focus_sequence: int | None = None,
+    focus_snippet: str = "",
 ) -> ConversationLoaded:
     """Resolve ``ref``, read its sessions' streams and build the reader blocks."""
     resolved = archive.resolve(ref)
@@ -133,13 +137,14 @@ def load_conversation(
     elif resolved.turn is not None and sessions:
         target = find_turn(blocks, sessions[0].session_id, resolved.turn)
     hits: list[int] = []
+    found: list[Any] = []
     if query.strip():
-        found: list[Any] = []
         for session in sessions:
             # typing=True as in the hit list, so n/N visits the turns the list counted;
             # the turns are all the reader needs (snippets were half of this search)
             found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT, typing=True, snippets=False))
         hits = hit_blocks(blocks, found)
+    marks, matches, target_match = reader_matches(blocks, query, found, target, focus_sequence, focus_snippet)
     return ConversationLoaded(
         ref=resolved.ref or ref,
         sessions=sessions,
@@ -150,7 +155,36 @@ def load_conversation(
         refresh=refresh,
         follow=follow,
         unfold_subagents=unfold_subagents,
+        marks=marks,
+        matches=matches,
+        target_match=target_match,
+        matches_complete=marks is None,
     )
+
+
+def reader_matches(
+    blocks: list[Any], query: str, found: list[Any], target: int | None, sequence: int | None, snippet: str = ""
+) -> tuple[Any, list[Any], int | None]:
+    """The marks the reader highlights (the hits' ``match_terms``: the typed prefix
+    expanded as in the hit list), their matches, and the one to open at: the first in
+    the chosen hit's ``snippet`` (what the hit list showed), else the first from its passage
+    (``sequence``) on, else the first in its turn."""
+    if not query.strip():
+        return None, [], None
+    marks = query_marks(query, [t for hit in found for t in hit.match_terms])
+    if target is None:
+        return marks, [], None
+    # only the target turn's now (the whole of a 2,000-turn session takes ~200 ms): the
+    # reader paints at the match, then count_matches brings the rest and the count
+    matches = block_matches(target, blocks[target], marks)
+    item = item_at(blocks[target], sequence) if sequence is not None else PROMPT
+    chosen = snippet_match(blocks, matches, marks, target, snippet) if snippet else None
+    return marks, matches, chosen if chosen is not None else first_match_at(matches, target, item)
+
+
+def count_matches(archive: Any, ref: str, blocks: list[Any], marks: Any) -> MatchesCounted:
+    """Every match of ``marks`` in an open conversation (after its first paint)."""
+    return MatchesCounted(ref=ref, marks=marks, matches=find_matches(blocks, marks))
 
 
 def choices(archive: Any, kind: str) -> ChoicesLoaded:

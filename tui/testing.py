@@ -126,6 +126,20 @@ async def scene_reader_chain(pilot: Pilot) -> None:
     _quiet(pilot.app)
 
 
+async def scene_reader_match(pilot: Pilot, query: str = "exponential backoff") -> None:
+    """A hit opened at its match: the reader scrolled to the matching line, the words highlighted."""
+    await settle(pilot)
+    pilot.app.main.action_focus_search()
+    await pilot.press(*[("space" if c == " " else c) for c in query])
+    await wait_for(pilot, lambda: pilot.app.main.search_pane.shown_query == query, what="hits")
+    await pilot.press("enter")
+    reader = pilot.app.main.reader
+    await wait_for(pilot, lambda: reader.is_open and reader.match_index is not None, what="the match to open")
+    await pilot.press("N", "N")  # two matches up: a line inside a turn, not its top
+    await settle(pilot)
+    _quiet(pilot.app)
+
+
 async def scene_help(pilot: Pilot) -> None:
     await settle(pilot)
     await pilot.press("tab", "question_mark")
@@ -152,6 +166,7 @@ SCENES = {
     "search": scene_search,
     "hit-list": scene_hit_list,
     "reader-chain": scene_reader_chain,
+    "reader-match": scene_reader_match,
     "help": scene_help,
     "usage": scene_usage,
 }

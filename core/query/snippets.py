@@ -39,8 +39,12 @@ def _candidate_re(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(start + "(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
 
 
-def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[str]]]:
-    """Spans of the tokens of ``text`` whose index terms meet the query's, with those terms."""
+def _matches(text: str, query_terms: list[str], prefixes: tuple[str, ...] = ()) -> Iterator[tuple[int, int, set[str]]]:
+    """Spans of the tokens of ``text`` whose index terms meet the query's, with those terms.
+
+    ``prefixes``: words still being typed (or ``word*``), each also in ``query_terms``: a
+    token with a term starting with one matches too, as the search matched it.
+    """
     pattern = _candidate_re(tuple(query_terms))
     if pattern is None:
         return
@@ -58,7 +62,10 @@ def _matches(text: str, query_terms: list[str]) -> Iterator[tuple[int, int, set[
         if token is None:
             return
         if token.start() <= candidate.start() < token.end():
-            met = wanted.intersection(expand(token.group()))
+            expanded = expand(token.group())
+            met = wanted.intersection(expanded)
+            if prefixes and not met:
+                met = {p for p in prefixes if any(t.startswith(p) for t in expanded)}
             if met:
                 yield token.start(), token.end(), met
         pos = max(token.end(), candidate.end()) if token.start() <= candidate.start() else candidate.end()
@@ -169,6 +176,7 @@ def _best_window(
     return best
 
 
-def matched_spans(text: str, query_terms: list[str]) -> list[tuple[int, int]]:
-    """Character spans of the tokens in ``text`` that match the query (highlighting)."""
-    return [(start, end) for start, end, _ in _matches(text, query_terms)]
+def matched_spans(text: str, query_terms: list[str], prefixes: tuple[str, ...] = ()) -> list[tuple[int, int]]:
+    """Character spans of the tokens in ``text`` that match the query (highlighting);
+    ``prefixes``: the query's prefix words (the last one while it is being typed)."""
+    return [(start, end) for start, end, _ in _matches(text, query_terms, prefixes)]

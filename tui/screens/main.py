@@ -27,7 +27,8 @@ from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ResumeReady
 from ..widgets.footer import KeysFooter
-from ..widgets.reader import Reader, ReaderPane
+from ..widgets.reader import Reader
+from ..widgets.reader_pane import ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
 from ..widgets.sessions_pane import SessionsPane, session_ref
 from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values
@@ -166,6 +167,8 @@ class MainScreen(Screen):
         focus_turn: tuple[str, int] | None = None,
         focus_reader: bool = False,
         unfold_subagents: bool = False,
+        focus_sequence: int | None = None,
+        focus_snippet: str = "",
     ) -> None:
         self.app.submit(
             tasks.load_conversation,
@@ -175,6 +178,8 @@ class MainScreen(Screen):
             follow=follow,
             focus_turn=focus_turn,
             unfold_subagents=unfold_subagents,
+            focus_sequence=focus_sequence,
+            focus_snippet=focus_snippet,
             reply_to=self.reader_pane,
             group="reader",
             exclusive=True,
@@ -188,7 +193,10 @@ class MainScreen(Screen):
         hit = message.hit
         ref = hit.ref.rpartition(":")[0] if hit.turn_number is not None and ":" in hit.ref else hit.ref
         focus = (hit.session_id, hit.turn_number) if hit.turn_number is not None else None
-        self.open_ref(ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain)
+        self.open_ref(
+            ref, query=message.query, focus_turn=focus, focus_reader=True, unfold_subagents=hit.is_sidechain,
+            focus_sequence=hit.sequence, focus_snippet=hit.snippet,  # open at what the list showed
+        )
 
     @on(SearchPane.Active)
     def _search_active(self, message: SearchPane.Active) -> None:
@@ -327,6 +335,21 @@ class MainScreen(Screen):
             self.notify("No search hits in this conversation.", severity="warning")
         self.reader_pane.update_status()
 
+    def action_find(self) -> None:
+        """ctrl+f (or / in the reader): find a word in the open conversation."""
+        if not self.reader.is_open:
+            self.notify("Open a hit or a session first (enter).", severity="warning")
+            return
+        self.reader_pane.open_find()
+
+    def action_maximise_reader(self) -> None:
+        """z: the reader takes the whole width (the left column hides); again to restore."""
+        left = self.query_one("#left")
+        left.display = not left.display
+        if not left.display:
+            self.reader.focus()
+        self.call_after_refresh(self.reader.show_current_match)  # the new width rewraps the text
+
     def action_filter(self, kind: str) -> None:
         app = self.app
         if kind == "date":
@@ -418,6 +441,6 @@ class MainScreen(Screen):
         self.app.push_screen(HelpScreen())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "hit":
-            return True if self.reader.hits else None
+        if action == "hit":  # n / N: only with a query's (or a find's) matches to step through
+            return True if self.reader.navigable else False
         return True

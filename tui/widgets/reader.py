@@ -13,23 +13,25 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import on
+from rich.style import Style
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.events import Click
 from textual.css.query import NoMatches
+from textual.events import Click
 from textual.widget import Widget
 from textual.widgets import Static
 
-from core.words import plural
-
 from ..blocks import Block
-from ..formatting import compress_numbers, query_terms
+from ..formatting import compress_numbers
+from ..marks import Marks, Match, find_matches
 from ..messages import ConversationLoaded
+from .marked import highlight_style
+from .reader_matches import MatchNavigation
 from .turn_view import MoreSteps, SessionHeader, TurnView, block_widget
 from .window import BEFORE, PAGE, opening, step_limits, unchanged, updated_end
+
 
 class Edge(Static):
     """``▲ 120 more above`` / ``▼ 40 more below``; click (or scroll) to load."""
@@ -41,7 +43,7 @@ class Edge(Static):
             await reader.extend(-1 if self.id == "edge-top" else 1)
 
 
-class Reader(VerticalScroll, can_focus=True):
+class Reader(MatchNavigation, VerticalScroll, can_focus=True):
     """The scrolling conversation. State: blocks, mounted window, current turn, hits."""
 
     BINDINGS = [
@@ -52,6 +54,10 @@ class Reader(VerticalScroll, can_focus=True):
         Binding("k", "scroll_up", "Up", show=False),
         Binding("home", "top", "Top", show=False),
         Binding("end", "bottom", "Bottom", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("slash", "find", "Find", show=False),  # (ctrl+f: the screen's, from any pane)
+        Binding("escape", "close_find", "Close find", show=False),
     ]
 
     def __init__(self, **kwargs: Any) -> None:
@@ -66,6 +72,14 @@ class Reader(VerticalScroll, can_focus=True):
         self.hi = 0
         self.follow = False
         self._busy = False
+        self.marks = Marks()  # what MarkedStatic lines highlight (see tui.marks)
+        self.highlight = Style(reverse=True, bold=True)  # the theme's, once mounted
+        self.matches: list[Match] = []  # what n / N step through: the query's, or the found word's
+        self.match_index: int | None = None
+        self._query_matches: list[Match] = []  # kept while a find replaces them
+
+    def on_mount(self) -> None:
+        self.highlight = highlight_style(self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("Open a hit or a session to read it here.", classes="reader-empty")
@@ -115,11 +129,8 @@ class Reader(VerticalScroll, can_focus=True):
 
     # --- painting ------------------------------------------------------------
 
-    def _terms(self) -> list[str]:
-        return query_terms(self.query_text)
-
     def _make(self, index: int, limit: int | None = None) -> Widget:
-        widget = block_widget(self.blocks[index], self.app.now(), self._terms(), limit)
+        widget = block_widget(self.blocks[index], self.app.now(), limit)
         widget.id = f"block-{index}"
         if index in self.hits:
             widget.add_class("-hit")
@@ -150,14 +161,23 @@ class Reader(VerticalScroll, can_focus=True):
         self.query_text = loaded.query
         self.follow = loaded.follow
         self.current = loaded.target
-        center = self.current if self.current is not None else 0
-        await self._window(center, at_end=self.follow)
+        self.marks = loaded.marks or Marks()
+        self.matches = self._query_matches = loaded.matches
+        self.matches_complete = loaded.matches_complete
+        self.match_index = loaded.target_match
+        if self.match_index is not None and not self.follow:
+            match = self.matches[self.match_index]
+            self.current = match.block
+            await self._window(match.block, reveal=match)
+        else:
+            center = self.current if self.current is not None else 0
+            await self._window(center, at_end=self.follow)
         target = self._widget(self.current) if self.current is not None else None
         if loaded.unfold_subagents and isinstance(target, TurnView):
             for fold in target.query(".subagent"):
                 fold.expanded = True
 
-    async def _window(self, center: int, *, at_end: bool = False) -> None:
+    async def _window(self, center: int, *, at_end: bool = False, reveal: Match | None = None) -> None:
         lo, hi = opening(len(self.blocks), center, at_end=at_end)
         self.lo, self.hi = lo, hi
         # Made before the first await: the reader may be cleared or given another
@@ -171,6 +191,8 @@ class Reader(VerticalScroll, can_focus=True):
             self._edges()
         if at_end:
             self.call_after_refresh(self.scroll_end, animate=False)
+        elif reveal is not None:
+            await self._reveal(reveal)
         elif self.current is not None:
             self.call_after_refresh(self._scroll_to_block, self.current)
         else:
@@ -195,6 +217,11 @@ class Reader(VerticalScroll, can_focus=True):
         at_end = self.hi >= len(old)
         self.sessions = loaded.sessions
         self.hits = loaded.hit_blocks
+        if self.marks.find:  # a find goes on over the grown conversation
+            self.matches = find_matches(new, self.marks)
+            self.match_index = None
+        elif loaded.marks is not None:  # the query's: kept until MatchesCounted brings the new ones
+            self.marks = loaded.marks
         if d < self.lo:
             self.blocks = new
             await self._window(len(new) - 1 if self.follow else self.lo + BEFORE, at_end=self.follow)
@@ -303,21 +330,24 @@ class Reader(VerticalScroll, can_focus=True):
 
     # --- moving around -------------------------------------------------------
 
-    async def go_to(self, index: int) -> None:
-        """Make block ``index`` current, mounting around it if needed."""
+    async def go_to(self, index: int, reveal: Match | None = None) -> None:
+        """Make block ``index`` current, mounting around it if needed (and show ``reveal``)."""
         old = self._widget(self.current) if self.current is not None else None
         if old is not None:
             old.remove_class("-current")
         self.current = index
         if not (self.lo <= index < self.hi):
-            await self._window(index)
+            await self._window(index, reveal=reveal)
+            self._status()
             return
         widget = self._widget(index)
         if widget is not None:
             widget.add_class("-current")
-            self.scroll_to_widget(widget, animate=False, top=True)
-        if isinstance(self.parent, ReaderPane):
-            self.parent.update_status()
+            if reveal is not None:
+                await self._reveal(reveal)
+            else:
+                self.scroll_to_widget(widget, animate=False, top=True)
+        self._status()
 
     async def action_turn(self, step: int) -> None:
         turns = [i for i, b in enumerate(self.blocks) if b.kind == "turn"]
@@ -333,25 +363,6 @@ class Reader(VerticalScroll, can_focus=True):
             target = later[0] if step > 0 else later[-1]
         await self.go_to(target)
 
-    async def next_hit(self, step: int) -> bool:
-        """Go to the next (``1``) or previous (``-1``) hit; False when there is none."""
-        if not self.hits:
-            return False
-        if self.current is None:
-            target = self.hits[0] if step > 0 else self.hits[-1]
-        else:
-            later = [i for i in self.hits if (i > self.current if step > 0 else i < self.current)]
-            target = (later[0] if step > 0 else later[-1]) if later else (self.hits[0] if step > 0 else self.hits[-1])
-        await self.go_to(target)
-        return True
-
-    def hit_position(self) -> str:
-        if not self.hits:
-            return ""
-        if self.current in self.hits:
-            return f"hit {self.hits.index(self.current) + 1}/{len(self.hits)}"
-        return plural(len(self.hits), "hit")
-
     def action_toggle_folds(self) -> None:
         block = self._widget(self.current) if self.current is not None else None
         targets = [block] if isinstance(block, TurnView) else list(self.query(TurnView))
@@ -363,55 +374,21 @@ class Reader(VerticalScroll, can_focus=True):
         if self.lo > 0:
             self.current = None
             await self._window(0)
-        self.scroll_home(animate=False)
+        self.scroll_home(animate=False, immediate=True)
 
     async def action_bottom(self) -> None:
         if self.hi < len(self.blocks):
             await self._window(len(self.blocks) - 1, at_end=True)
-        self.scroll_end(animate=False)
+        self.scroll_end(animate=False, immediate=True)
+
+    def action_page(self, step: int) -> None:
+        """PageDown / PageUp without the animation (the next page paints at once)."""
+        self.scroll_to(y=self.scroll_y + step * self.scrollable_content_region.height, animate=False, immediate=True)
 
     def clear(self) -> None:
         self.blocks, self.sessions, self.hits = [], [], []
+        self.matches, self._query_matches, self.match_index = [], [], None
+        self.marks = Marks()
         self.ref, self.current, self.follow = None, None, False
         self.remove_children()
         self.mount(Static("Open a hit or a session to read it here.", classes="reader-empty"))
-
-
-class ReaderPane(Vertical):
-    """Title line (what is open, hit position, follow state) above the :class:`Reader`."""
-
-    def compose(self) -> ComposeResult:
-        yield Static("Reader", id="reader-status", classes="pane-status")
-        yield Reader(id="reader")
-
-    @property
-    def reader(self) -> Reader:
-        return self.query_one(Reader)
-
-    def on_mount(self) -> None:
-        self.update_status()
-
-    def update_status(self) -> None:
-        reader = self.reader
-        status = self.query_one("#reader-status", Static)
-        status.display = reader.is_open
-        if not reader.is_open:
-            return
-        turns = len({(b.session_id, b.turn) for b in reader.blocks if b.kind == "turn"})
-        parts = [
-            (reader.view_ref() or "", "bold $text-accent"),
-            (f"  {len(reader.sessions)} sessions" if len(reader.sessions) > 1 else "", "$text-muted"),
-            (f"  {plural(turns, 'turn')}", "$text-muted"),
-        ]
-        if reader.hits:
-            parts.append((f"  {reader.hit_position()} (n/N)", "$text-warning"))
-        if reader.follow:
-            parts.append(("  ● following (f to stop)", "bold $text-success"))
-        status.update(Content.assemble(*parts))
-
-    @on(ConversationLoaded)
-    async def _loaded(self, message: ConversationLoaded) -> None:
-        message.stop()
-        await self.reader.show(message)
-        self.update_status()
-        self.screen.refresh_bindings()

@@ -27,8 +27,10 @@ from textual.widgets import Static
 from core.words import plural
 
 from ..blocks import Block, Item
-from ..formatting import bounded, clock, highlight, one_line, pretty_input, relative_path, relative_time
-from .sessions_pane import about
+from ..formatting import bounded, clock, one_line, pretty_input, relative_path, relative_time
+from ..marks import PROMPT, Marks, item_text
+from .marked import MarkedStatic
+from .session_header import SessionHeader
 
 ITEM_PAGE = 8  # steps of a turn mounted at a time once it is being read
 PROMPT_CHARS = 4_000
@@ -36,7 +38,7 @@ ANSWER_CHARS = 20_000
 RESULT_CHARS = 4_000
 
 
-class FoldHead(Static):
+class FoldHead(MarkedStatic):
     """The clickable one-liner of a :class:`Fold`."""
 
     def on_click(self) -> None:
@@ -55,21 +57,46 @@ class Fold(Vertical):
         self.title = title
         self._body = body
         self._built = False
+        self._early_body: list[Widget] | None = None
 
     def compose(self) -> ComposeResult:
         yield FoldHead(self._head(), classes="fold-head")
+        if self._early_body is not None:  # opened before it was composed (a match inside it)
+            yield Vertical(*self._early_body, classes="fold-body")
+            self._early_body = None
 
     def _head(self) -> Content:
         arrow = "▾ " if self.expanded else "▸ "
         return Content.assemble((arrow, "$text-muted"), self.title)
 
+    shown_from = 0  # where the shown part of a long output starts (a match deep inside it)
+
+    @property
+    def is_built(self) -> bool:
+        return self._built
+
+    def unbuild(self) -> None:
+        self._built = False
+
+    async def open(self, body: Callable[[], list[Widget]] | None = None) -> None:
+        """Expand, with the body (``body``'s, if given) mounted when this returns (to scroll to a line in it)."""
+        if not self._built:
+            self._built = True
+            widgets = (body or self._body)()
+            if self.query(FoldHead):  # composed: the body goes below the head
+                await self.mount(Vertical(*widgets, classes="fold-body"))
+            else:  # just mounted with its turn, not composed yet: compose yields it
+                self._early_body = widgets
+        self.expanded = True
+
     def toggle(self) -> None:
         self.expanded = not self.expanded
 
     def watch_expanded(self, expanded: bool) -> None:
-        if not self.is_mounted:
-            return
-        self.query_one(FoldHead).update(self._head())
+        heads = self.query(FoldHead)
+        if not self.is_mounted or not heads:
+            return  # (compose paints the head as it is by then)
+        heads.first().update(self._head())
         if expanded and not self._built:
             self._built = True
             self.mount(Vertical(*self._body(), classes="fold-body"))
@@ -79,7 +106,7 @@ class Fold(Vertical):
 
 def _plain(text: str, classes: str = "") -> Static:
     """Static that shows text as-is (transcripts are not Textual markup)."""
-    return Static(Content(text), classes=classes)
+    return MarkedStatic(Content(text), classes=classes)
 
 
 def tool_title(item: Item) -> Content:
@@ -135,13 +162,25 @@ def input_content(item: Item, cwd: str | None) -> Content | None:
     return Content("\n").join(rows)
 
 
-def tool_body(item: Item, cwd: str | None = None) -> list[Widget]:
+def bounded_around(text: str, limit: int, at: int) -> tuple[str, int]:
+    """:func:`bounded`, but showing character ``at`` (a match deep in a long output):
+    the shown text and where it starts in ``text``."""
+    if len(text) <= limit or at < limit * 3 // 4:
+        return bounded(text, limit), 0
+    start = text.rfind("\n", 0, max(0, at - limit // 4)) + 1
+    end = start + limit
+    rest = f"\n… ({len(text) - end:,} more chars)" if end < len(text) else ""
+    return f"… ({start:,} chars above)\n{text[start:end]}{rest}", start
+
+
+def tool_body(item: Item, cwd: str | None = None, at: int = 0) -> list[Widget]:
+    """A tool call's input and output (the output's part around character ``at``)."""
     widgets: list[Widget] = []
     shown = input_content(item, cwd)
     if shown is not None:
-        widgets.append(Static(shown, classes="tool-input"))
+        widgets.append(MarkedStatic(shown, classes="tool-input"))
     if item.result is not None:
-        text = bounded(item.result, RESULT_CHARS) or "(no output)"
+        text = bounded_around(item.result, RESULT_CHARS, at)[0] or "(no output)"
         widgets.append(_plain(text, "tool-result" + (" -error" if item.is_error else "")))
     return widgets or [_plain("(no details)", "note")]
 
@@ -150,13 +189,13 @@ def subagent_body(item: Item) -> list[Widget]:
     widgets: list[Widget] = []
     for child in item.children:
         if child.kind == "tool":
-            widgets.append(Static(Content.assemble(("· ", "$text-muted"), tool_title(child)), classes="sub-line"))
+            widgets.append(MarkedStatic(Content.assemble(("· ", "$text-muted"), tool_title(child)), classes="sub-line"))
         elif child.kind == "thinking":
             continue
         elif child.text.strip():
             who = "task" if child.role == "user" else "agent"
             widgets.append(
-                Static(Content.assemble((f"{who}: ", "bold $text-muted"), bounded(child.text, 1500)), classes="sub-line")
+                MarkedStatic(Content.assemble((f"{who}: ", "bold $text-muted"), bounded(child.text, 1500)), classes="sub-line")
             )
     return widgets or [_plain("(no messages)", "note")]
 
@@ -189,15 +228,17 @@ def answer_widget(text: str) -> Widget:
     matched turn would drift out of view) and a page of turns costs hundreds of
     widgets. One Static per answer paints at once and at its final height.
     """
-    return Static(RichMarkdown(bounded(text, ANSWER_CHARS), hyperlinks=False, code_theme=CODE_THEME), classes="answer")
+    return MarkedStatic(
+        RichMarkdown(bounded(text, ANSWER_CHARS), hyperlinks=False, code_theme=CODE_THEME), classes="answer"
+    )
 
 
-def item_widget(item: Item, terms: list[str], cwd: str | None = None) -> Widget | None:
+def item_widget(item: Item, cwd: str | None = None) -> Widget | None:
     if item.kind == "text":
         if not item.text.strip():
             return None
         if item.role == "user":  # a second prompt inside one turn (e.g. an interruption)
-            return Static(highlight(bounded(item.text, PROMPT_CHARS), terms), classes="prompt")
+            return MarkedStatic(Content(bounded(item.text, PROMPT_CHARS)), classes="prompt")
         return answer_widget(item.text)
     if item.kind == "tool":
         return Fold(tool_title(item), lambda: tool_body(item, cwd), classes="fold tool" + (" -error" if item.is_error else ""))
@@ -214,53 +255,8 @@ def item_widget(item: Item, terms: list[str], cwd: str | None = None) -> Widget 
         )
         return Fold(title, lambda: subagent_body(item), classes="fold subagent")
     if item.kind == "note" and item.text.strip():
-        return Static(Content.styled(one_line(item.text, 200), "$text-muted italic"), classes="note")
+        return MarkedStatic(Content.styled(one_line(item.text, 200), "$text-muted italic"), classes="note")
     return None
-
-
-class SessionHeader(Static):
-    """The boundary before each session of a chain: which session, when, what."""
-
-    def __init__(self, block: Block, now: datetime) -> None:
-        super().__init__(self.describe(block), classes="session-header" + (" -first" if block.session_index == 0 else ""))
-        self.block = block
-
-    @staticmethod
-    def describe(block: Block) -> Content:
-        session = block.session
-        number = session.session_number
-        of = f" of {session.chain_length}" if session.chain_length else ""
-        name = f"{session.slug}#{number}{of}" if session.slug and number else (session.slug or session.session_id[:8])
-        lines = [
-            Content.assemble(
-                ("◆ ", "$text-accent"),
-                (name, "bold $text-accent"),
-                "  ",
-                (session.project or "—", "bold"),
-                "  ",
-                (session.agent, "$text-secondary"),
-                ("  ● live" if session.is_live else "", "bold $text-success"),
-            ),
-            Content.styled(
-                f"  {clock(session.first_timestamp)} → {clock(session.last_timestamp)} · "
-                f"{plural(session.turn_count, 'turn')} · {session.session_id[:8]}"
-                + (f" · {session.git_branch}" if session.git_branch else ""),
-                "$text-muted",
-            ),
-            Content.styled(f"  {session.session_id}", "$text-muted"),
-            Content.styled(f"  {session.cwd or 'directory not recorded'}", "$text-muted"),
-        ]
-        if block.usage:
-            lines.append(Content.styled(f"  {block.usage}", "$text-muted"))
-        text = about(session)
-        if text:
-            lines.append(Content.styled("  " + one_line(text, 200), "italic"))
-        return Content("\n").join(lines)
-
-    def set_block(self, block: Block) -> None:
-        """Live update: the session grew (turns, last activity, live marker)."""
-        self.block = block
-        self.update(self.describe(block))
 
 
 class CompactionRule(Static):
@@ -293,11 +289,10 @@ class TurnView(Vertical):
     ``limit`` mounts only the first that many steps (None: all of them).
     """
 
-    def __init__(self, block: Block, now: datetime, terms: list[str], limit: int | None = None) -> None:
+    def __init__(self, block: Block, now: datetime, limit: int | None = None) -> None:
         super().__init__(classes="turn" if block.kind == "turn" else "turn preamble")
         self.block = block
         self._now = now
-        self._terms = terms
         self.shown = len(block.items) if limit is None else min(limit, len(block.items))
 
     @property
@@ -314,8 +309,7 @@ class TurnView(Vertical):
             return
         start, end = self.shown, min(len(self.block.items), self.shown + count)
         self.shown = end
-        cwd = self.block.session.cwd
-        widgets = [w for item in self.block.items[start:end] if (w := item_widget(item, self._terms, cwd)) is not None]
+        widgets = self._item_widgets(start, end)
         more = self.query(MoreSteps)
         if widgets:
             await self.mount_all(widgets, before=more.first() if more else None)
@@ -342,13 +336,50 @@ class TurnView(Vertical):
                 classes="turn-head",
             )
             if block.prompt.strip():
-                yield Static(highlight(bounded(block.prompt, PROMPT_CHARS), self._terms), classes="prompt")
-        for item in block.items[: self.shown]:
-            widget = item_widget(item, self._terms, block.session.cwd)
-            if widget is not None:
-                yield widget
+                prompt = MarkedStatic(Content(bounded(block.prompt, PROMPT_CHARS)), classes="prompt")
+                prompt.item_index = PROMPT
+                yield prompt
+        yield from self._item_widgets(0, self.shown)
         if self.has_more:
             yield MoreSteps(self._more_text(), classes="more-steps")
+
+    def _item_widgets(self, start: int, end: int) -> list[Widget]:
+        widgets = []
+        for position in range(start, end):
+            widget = item_widget(self.block.items[position], self.block.session.cwd)
+            if widget is not None:
+                widget.item_index = position  # type: ignore[attr-defined]  # where n/N finds a step
+                widgets.append(widget)
+        return widgets
+
+    async def reveal(self, position: int, marks: Marks, occurrence: int) -> tuple[Widget | None, int]:
+        """The widget of step ``position`` (the prompt for marks.PROMPT), mounted and unfolded,
+        and which of the occurrences painted in it is ``occurrence`` of the step's text.
+
+        A match past the shown head of a long tool output opens the output around it
+        (the occurrences above that part are then not painted, hence the count).
+        """
+        while position >= self.shown and self.has_more:
+            await self.show_more(max(ITEM_PAGE, position + 1 - self.shown))
+        widget = next((w for w in self.children if getattr(w, "item_index", None) == position), None)
+        if not isinstance(widget, Fold):
+            return widget, occurrence
+        item = self.block.items[position]
+        body, start = None, 0
+        if item.kind == "tool" and item.result:
+            spans = marks.spans(item_text(item))
+            at = max(0, spans[min(occurrence, len(spans) - 1)][0] - len(item.summary) - 1) if spans else 0
+            start = bounded_around(item.result, RESULT_CHARS, at)[1]
+            occurrence -= sum(1 for _ in marks.spans(item.result[:start])) if start else 0
+            cwd = self.block.session.cwd
+            body = lambda: tool_body(item, cwd, at)  # noqa: E731
+        if start != widget.shown_from:  # another part of the output holds this match
+            widget.shown_from = start
+            await widget.query(".fold-body").remove()
+            widget.unbuild()
+        if not widget.expanded or not widget.is_built:
+            await widget.open(body)
+        return widget, occurrence
 
     def set_folds(self, expanded: bool) -> None:
         for fold in self.query(Fold):
@@ -359,9 +390,9 @@ class TurnView(Vertical):
         return any(f.expanded for f in self.query(Fold))
 
 
-def block_widget(block: Block, now: datetime, terms: list[str], limit: int | None = None) -> Widget:
+def block_widget(block: Block, now: datetime, limit: int | None = None) -> Widget:
     if block.kind == "session":
         return SessionHeader(block, now)
     if block.kind == "compaction":
         return CompactionRule(block, now)
-    return TurnView(block, now, terms, limit)
+    return TurnView(block, now, limit)
