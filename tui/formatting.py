@@ -14,6 +14,7 @@ from textual.content import Content
 
 from core.index.tokenize import default_tokenizer
 from core.query.snippets import matched_spans
+from core.refs import compress_numbers as compress_numbers  # (re-exported: the app's tests use it from here)
 from core.timeutil import parse_datetime
 
 
