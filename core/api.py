@@ -58,11 +58,19 @@ class Archive:
         self._now = now or time.time
         self._lock = WriterLock(self.cache)
         self.writer, note = opening.take_writer_lock(self._lock, writer, lock_wait)
+        try:
+            self._open(verify, note)
+        except BaseException:
+            # (damage found while opening: the caller repairs the cache, which needs the lock)
+            self._lock.release()
+            raise
+
+    def _open(self, verify: bool, note: str | None) -> None:
         # (cache_note: the cache answers but cannot be updated — a full disk, a read-only directory)
         catalog, self.rebuilt, self.writer, self.cache_note = opening.open_cache_for(
             self.cache, self._lock, writer=self.writer, verify=verify, note=note
         )
-        self.tags = TagStore(config.data_path)
+        self.tags = TagStore(self.config.data_path)
         self._snapshot: Snapshot | None = None
         self._library: Library | None = None
         self._tags_version: tuple[int, int] = (0, 0)
@@ -70,7 +78,12 @@ class Archive:
         self._upkeep = Upkeep(self)  # syncing, watching, listeners
         self.semantic = SemanticJob(self)  # passage vectors: hybrid recall (core/query/hybrid.py)
         self._attach(catalog)
-        rebuilt = opening.publish_first_snapshot(self.indexer, self._publish, self._wipe, writer=self.writer, verify=verify)
+        try:
+            rebuilt = opening.publish_first_snapshot(self.indexer, self._publish, self._wipe, writer=self.writer, verify=verify)
+        except BaseException:
+            self.catalog.close()
+            self.tags.close()
+            raise
         if rebuilt is not None:
             self.rebuilt = rebuilt
 

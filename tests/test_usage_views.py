@@ -80,7 +80,9 @@ def test_every_usage_view_survives_unknown_times_garbage_and_huge_counts(hostile
             assert "an estimate, not a bill" in text.stdout
         data = json.loads(run(hostile_home, "usage", "--by", by, "--json").stdout, parse_constant=_no_constant)
         assert data["total"]["responses"] == 10  # every response read, none dropped
-        assert data["total"]["input_tokens"] >= 2**63  # a sum past int64 is still a sum
+        # a count past core.sources.fields.MAX_COUNT is no count an API sent: the adapter reads it as 0
+        # (the report code's own handling of sums past int64 is the next test's)
+        assert data["total"]["input_tokens"] == 60
         rows = data["blocks"] if by == "block" else data["rows"]
         assert sum(r["total_tokens"] for r in rows) == data["total"]["total_tokens"]
     day = json.loads(run(hostile_home, "usage", "--json").stdout)

@@ -36,7 +36,7 @@ def count(value: Any) -> int:
 
 def label(value: Any) -> str | None:
     """A non-empty string of at most :data:`MAX_LABEL` characters, else None."""
-    if type(value) is str and value and len(value) <= MAX_LABEL:
+    if isinstance(value, str) and value and len(value) <= MAX_LABEL:
         return value
     return None
 
