@@ -45,6 +45,8 @@ def write_jsonl(path: Path, records: list[dict], mode: str = "w") -> Path:
 def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     """``relay-search ARGS`` as a user runs it (HOME pointed at ``home``); never a traceback."""
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if "PYTHONPATH" in os.environ:  # a checkout run in place (a worktree) tests its own code
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     proc = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, timeout=120)
     stderr = proc.stderr.decode("utf-8", "replace")
     assert "Traceback" not in stderr and "unexpected error" not in stderr, stderr

@@ -59,8 +59,15 @@ def group_chains(
         key = _effective_key(session.session_id, continues, slugs)
         chains.setdefault(key, []).append(session)
     for members in chains.values():
-        members.sort(key=lambda s: (s.first_timestamp is None, s.first_timestamp or "", s.session_id))  # unknown time last
+        members.sort(key=chain_order)
     return chains
+
+
+def chain_order(session: SessionInfo) -> tuple[bool, str, str]:
+    """Where a session sits in its chain: oldest first, an unknown time after every
+    known one (docs/architecture.md), the id breaking ties. The one rule for the full
+    build and the lazy one-chain path, so ``list --slug`` and ``show slug#N`` agree."""
+    return (session.first_timestamp is None, session.first_timestamp or "", session.session_id)
 
 
 def _effective_key(session_id: str, continues: Mapping[str, str], slugs: Mapping[str, str | None]) -> str:
