@@ -123,11 +123,33 @@ def test_pattern_limits_every_agent(corpus, pattern: str) -> None:
         assert archive.stats().sessions == 9
 
 
+def test_a_trailing_slash_in_a_sessions_directory_keeps_it_in_scope(tmp_path: Path) -> None:
+    """Codex, Gemini and Ash record the cwd as the shell had it: ``/home/me/work/billing/``
+    is the billing project (not ``-home-me-work-billing-``), through the CLI as a user runs it."""
+    config = Config.from_env({"HOME": str(tmp_path)})
+    codex = CodexRollout(config.codex_home, cwd=BILLING + "/", start=T0)
+    codex.user(f"codex {WORD} slash").assistant(f"codex answer {WORD}")
+    gemini = GeminiChat(config.gemini_home, project="billing", session_id="5e551011-0000-4000-8000-000000000009",
+                        start=T0 + timedelta(minutes=1), project_root=BILLING + "/")  # fmt: skip
+    gemini.user(f"gemini {WORD} slash")
+    gemini.gemini(f"gemini answer {WORD}")
+    ash = AshSession(config.ash_home, "telegram_7_1", start=T0 + timedelta(minutes=2), cwd=BILLING + "//")
+    ash.user(f"ash {WORD} slash", message_id="slash-u1")
+    ash.assistant(f"ash answer {WORD}", message_id="slash-a1")
+    wanted = {codex.session_id, gemini.session_id, ash.key}
+    assert listed(tmp_path, "list", "--pattern", BILLING_DIR, "--json") == wanted
+    assert listed(tmp_path, "list", "--pattern", "-home-me-work-web", "--json") == set()
+    proc = run_cli(tmp_path, "search", WORD, "--pattern", BILLING_DIR, "--json")
+    assert {hit["session_id"] for hit in json.loads(proc.stdout)["results"]} == wanted
+
+
 # --- the CLI: patterns that start with "-", in every form ------------------------------------
 
 
 def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if "PYTHONPATH" in os.environ:  # a checkout run in place (a worktree) tests its own code
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     proc = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
@@ -145,7 +167,7 @@ def test_cli_accepts_a_pattern_starting_with_dash_in_every_form(corpus) -> None:
         ("--pattern", BILLING_DIR, "list", "--json"),
         (f"--pattern={BILLING_DIR}", "list", "--json"),
         ("list", "--pattern", "-home-me-work-bil*", "--json"),
-        ("list", "--json", f"--pattern=-home-me-work-bil*"),
+        ("list", "--json", "--pattern=-home-me-work-bil*"),
     ]
     for args in forms:
         assert listed(home, *args) == ids["billing"], args
