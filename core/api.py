@@ -131,7 +131,9 @@ class Archive:
         return self.sync(progress=progress)
 
     def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None) -> None:
-        """Watch the transcript roots (a reader: the writer's cache) and sync what changes."""
+        """Watch the transcript roots (a reader: the writer's cache) and sync what changes.
+
+        Returns once the roots are watched: a change made after it is seen."""
         self._upkeep.start_watching(on_change)
 
     def remove_listener(self, on_change: Callable[[UpdateResult], None]) -> None:

@@ -221,9 +221,8 @@ def test_poison_appended_under_a_running_watcher(tmp_path):
     agent's files; every other session and the poisoned files' good lines stay found."""
     corpus = build_corpus(tmp_path)
     with open_archive(tmp_path) as archive:
-        archive.start_watching()
+        archive.start_watching()  # returns once the roots are watched (Watcher.start)
         try:
-            time.sleep(0.2)
             corpus.append("claude", deep_line(5000) + BAD_UTF8["claude"](corpus))
             corpus.append("claude-sub", BAD_UTF8["claude-sub"](corpus))
             corpus.append("codex", b'{"type":"response_item","payload":{"type":{}}}\n' + deep_line(5000))

@@ -61,6 +61,9 @@ class Watcher:
         self._thread = threading.Thread(target=self._loop, name="relay-search-watch", daemon=True)
 
     def start(self) -> None:
+        """Watch the roots; returns once every existing root is watched (watchdog's
+        emitters add their inotify/kqueue watches in ``start``, not on their thread),
+        so a change made after it is seen: callers await nothing more."""
         self._add_roots()
         self._observer.start()
         self._thread.start()
