@@ -6,7 +6,6 @@ No widgets here, so these are trivially testable and shared by every pane.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -15,7 +14,7 @@ from textual.content import Content
 
 from core.index.tokenize import default_tokenizer
 from core.query.snippets import matched_spans
-from core.refs import compress_numbers
+from core.refs import compress_numbers  # noqa: F401 (re-exported: the panes format numbers from here)
 from core.timeutil import parse_datetime
 
 

@@ -143,7 +143,11 @@ def source_file(row: dict, catalog: Catalog) -> SourceFile | None:
     if not full:
         return None
     r = full[0]
-    return SourceFile(Path(r["path"]), r["agent"], r["kind"], r["project_key"], session_id=r["session_id"] if r["kind"] == MAIN else None, parent_session_id=r["session_id"] if r["kind"] != MAIN else None, order_key=r["order_key"])
+    main = r["kind"] == MAIN
+    return SourceFile(
+        Path(r["path"]), r["agent"], r["kind"], r["project_key"],
+        session_id=r["session_id"] if main else None, parent_session_id=None if main else r["session_id"], order_key=r["order_key"],
+    )
 
 
 def plan_chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = None) -> list[list[Job]]:

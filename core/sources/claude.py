@@ -117,7 +117,7 @@ class ClaudeSource:
         reader = _FileReader(file, state if offset else None, full_text)
         end = offset
         index = (state or {}).get("lines", 0) if offset else 0
-        for end, block in iter_blocks(file.path, offset):
+        for end, block in iter_blocks(file.path, offset):  # noqa: B007 (the last block's end is the new offset)
             records = decode_block(block)
             if records is not None:
                 feed = reader.feed_record

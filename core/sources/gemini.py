@@ -39,7 +39,7 @@ from typing import Any
 import msgspec
 
 from core.config import Config
-from core.model import Entry, FileMeta, Usage
+from core.model import FileMeta, Usage
 from core.timeutil import clean_ts
 
 from .base import MAIN, SUBAGENT, EntryCollector, ReadResult, SourceFile

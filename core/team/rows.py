@@ -128,7 +128,7 @@ class PgReader:
         after = -1
         while True:
             rows = self._run(
-                lambda conn: conn.execute(
+                lambda conn, after=after: conn.execute(
                     f"SELECT {_MESSAGE_SELECT} FROM messages WHERE file_id=%s AND idx>%s ORDER BY idx LIMIT %s",
                     (entry.file_id, after, PAGE),
                 ).fetchall()

@@ -13,10 +13,10 @@ from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
-from textual.screen import Screen
 from textual.binding import ActiveBinding
+from textual.containers import Horizontal, Vertical
 from textual.reactive import Reactive
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, ProgressBar, Static
 

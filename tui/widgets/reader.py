@@ -18,8 +18,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
-from textual.events import Click
 from textual.css.query import NoMatches
+from textual.events import Click
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -30,6 +30,7 @@ from ..formatting import compress_numbers, query_terms
 from ..messages import ConversationLoaded
 from .turn_view import MoreSteps, SessionHeader, TurnView, block_widget
 from .window import BEFORE, PAGE, opening, step_limits, unchanged, updated_end
+
 
 class Edge(Static):
     """``▲ 120 more above`` / ``▼ 40 more below``; click (or scroll) to load."""

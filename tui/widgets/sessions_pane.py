@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from textual import on
-from textual.app import ComposeResult
 from textual.actions import SkipAction
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
