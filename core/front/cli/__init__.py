@@ -35,7 +35,7 @@ COMMANDS = {name: GROUPS[name][1] for name in ORDER}
 class _Parser(argparse.ArgumentParser):
     """Wrong arguments: one line on stderr and exit 1, like every other bad input."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.exit(1, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
