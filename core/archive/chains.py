@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Protocol
 
 from core.model import SessionInfo
 from core.refs import MIN_PREFIX, format_reference
@@ -70,7 +71,13 @@ def chain_order(session: SessionInfo) -> tuple[bool, str, str]:
     return (session.first_timestamp is None, session.first_timestamp or "", session.session_id)
 
 
-def _effective_key(session_id: str, continues: Mapping[str, str], slugs: Mapping[str, str | None]) -> str:
+class Lookup(Protocol):
+    """What the chain key reads: a dict, or the row reader's column view."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def _effective_key(session_id: str, continues: Lookup, slugs: Lookup) -> str:
     seen = set()
     current = session_id
     while True:

@@ -80,9 +80,9 @@ class Planner:
                     gone.extend(p for p in known if p == prefix or p.startswith(prefix + os.sep))
                     continue
                 for source in sources:
-                    file = source.classify(path, self.config)
-                    if file is not None:
-                        found[str(file.path)] = file  # Ash: state.json and history.jsonl name context.jsonl
+                    classified = source.classify(path, self.config)
+                    if classified is not None:
+                        found[str(classified.path)] = classified  # Ash: state.json and history.jsonl name context.jsonl
                         break
             if rescan:
                 known.update(self.known_files())  # a quick sync's rows are only some of them

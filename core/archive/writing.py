@@ -65,7 +65,7 @@ class Writer:
                 usage_rows.store(db, file_id, out.usage, replace=row is not None and out.replace)
                 doc_rows.extend(
                     (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain), d.body[:BODY_CHARS])
-                    for doc_id, d in zip(out.doc_ids.tolist(), out.docs)
+                    for doc_id, d in zip([] if out.doc_ids is None else out.doc_ids.tolist(), out.docs)
                 )
                 result.files_read += 1
                 result.bytes_read += out.offset - ((row or {}).get("offset") or 0) if not out.replace else out.offset
