@@ -194,7 +194,7 @@ def report(
         when = parse_ts(r.timestamp) or None
         if (ts_from is not None or ts_to is not None) and when is None:
             continue
-        if ts_from is not None and when < ts_from or ts_to is not None and when > ts_to:
+        if when is not None and (ts_from is not None and when < ts_from or ts_to is not None and when > ts_to):
             continue
         label = _label(by, r, owner, when)
         groups.setdefault(label, Totals()).add(r)

@@ -106,7 +106,8 @@ def phrases_first(raw: list[Hit], query: Query, bodies: Callable[[list[int]], di
     if not patterns or not raw:
         return raw
     docs = bodies([h.doc_id for h in raw])
-    shown, rest = [], []
+    shown: list[Hit] = []
+    rest: list[Hit] = []
     for h in raw:
         body = (docs.get(h.doc_id) or {}).get("body") or ""
         (shown if all(p.search(body) for p in patterns) else rest).append(h)

@@ -87,7 +87,7 @@ def best_snippet(
     """
     # the rarest term the index holds at all (a typed stem may hold none)
     held = [t for t in query_terms if rarity and rarity.get(t)]
-    rarest = min(held, key=lambda t: rarity[t]) if rarity and held else None  # type: ignore[index]
+    rarest = min(held, key=lambda t: rarity[t]) if rarity and held else None
     floor = rarity[rarest] if rarity and rarest else 0.0
     best: tuple[float, str, tuple[int, int] | None] | None = None
     for n, text in enumerate(texts):
