@@ -100,3 +100,22 @@ def test_a_format_bump_rebuilds_the_cache(tmp_path, monkeypatch):
         assert len(archive.library.sessions) == sessions
     with open_archive(tmp_path) as archive:
         assert archive.rebuilt is None
+
+
+def test_a_merge_deletes_the_segments_it_replaced(tmp_path):
+    """Segments a merge replaced leave the disk (no reader is opening a snapshot), and
+    the catalog forgets them; the merged index answers as before."""
+    corpus = write_demo_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        expected = [(h.session_id, h.turn_number) for h in archive.search("watchdog", limit=20)]
+        path = next(corpus.root.rglob(f"{corpus.session_ids[0]}.jsonl"))
+        path.unlink()  # a second state: tombstones to purge
+        archive.sync()
+        before = _segments(tmp_path)
+        archive.compact()
+        after = _segments(tmp_path)
+        assert len(after) == 1 and not (before & after), (before, after)
+        assert archive.catalog.retired_names() == []
+        assert [(h.session_id, h.turn_number) for h in archive.search("watchdog", limit=20)] == [
+            hit for hit in expected if hit[0] != corpus.session_ids[0]
+        ]
