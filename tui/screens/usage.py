@@ -3,11 +3,11 @@ project, model or session (the same report as ``relay-search usage``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
@@ -22,8 +22,8 @@ COLUMNS = ("input", "output", "cache write", "cache read", "total", "est. cost")
 
 
 class UsageScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,u,q", "close", "Close")] + [
-        Binding(key, f"group('{by}')", by.capitalize()) for key, by in GROUPINGS.items()
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,u,q", "close", "Close"), *(Binding(key, f"group('{by}')", by.capitalize()) for key, by in GROUPINGS.items())
     ]
 
     def __init__(self, by: str = "day") -> None:
