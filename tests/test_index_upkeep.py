@@ -89,15 +89,19 @@ def test_the_index_format_names_the_tokenizer_and_parser_versions():
 
 
 def test_a_format_bump_rebuilds_the_cache(tmp_path, monkeypatch):
-    """The next release bumps a version: the cache this one made is rebuilt on open."""
+    """The next release bumps a version: the cache this one made is rebuilt on open,
+    and nothing of it is left in the segments directory."""
     write_demo_corpus(tmp_path)
     with open_archive(tmp_path) as archive:
         assert archive.rebuilt is None
         sessions = len(archive.library.sessions)
+    _mark_old_segments(tmp_path)
     monkeypatch.setattr(store, "INDEX_FORMAT", store.INDEX_FORMAT.replace(f"parser {PARSER_VERSION}", f"parser {PARSER_VERSION + 1}"))
     with open_archive(tmp_path) as archive:
         assert archive.rebuilt is not None and f"parser {PARSER_VERSION + 1}" in archive.rebuilt
         assert len(archive.library.sessions) == sessions
+        assert "seg-0999999999" not in _segments(tmp_path)
+        assert not list((tmp_path / ".cache" / "relay-search" / "segments").rglob("old-cache"))
     with open_archive(tmp_path) as archive:
         assert archive.rebuilt is None
 
@@ -119,3 +123,33 @@ def test_a_merge_deletes_the_segments_it_replaced(tmp_path):
         assert [(h.session_id, h.turn_number) for h in archive.search("watchdog", limit=20)] == [
             hit for hit in expected if hit[0] != corpus.session_ids[0]
         ]
+
+
+def test_a_catalog_replaced_by_a_directory_is_rebuilt_in_process(tmp_path):
+    """(The CLI case is in test_faults; this one runs in-process, where a mutation tool sees it.)"""
+    write_demo_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        expected = [(h.session_id, h.turn_number) for h in archive.search("watchdog")]
+    catalog = tmp_path / ".cache" / "relay-search" / "catalog.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{catalog}{suffix}").unlink(missing_ok=True)
+    catalog.mkdir()
+    (catalog / "x").write_text("x")
+    with open_archive(tmp_path) as archive:
+        assert archive.rebuilt is not None and "is not a file" in archive.rebuilt
+        assert catalog.is_file()
+        assert [(h.session_id, h.turn_number) for h in archive.search("watchdog")] == expected
+
+
+def test_a_rebuild_wipes_the_old_segments_at_once(tmp_path):
+    """``index --rebuild`` (Archive.rebuild) throws the whole cache away before indexing
+    again: no old segment, nor a file of one, outlives it (the next open's sweep of
+    unnamed segments must not be what cleans up)."""
+    write_demo_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        expected = [(h.session_id, h.turn_number) for h in archive.search("watchdog")]
+        _mark_old_segments(tmp_path)
+        archive.rebuild()
+        assert "seg-0999999999" not in _segments(tmp_path)
+        assert not list((tmp_path / ".cache" / "relay-search" / "segments").rglob("old-cache"))
+        assert [(h.session_id, h.turn_number) for h in archive.search("watchdog")] == expected

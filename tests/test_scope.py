@@ -95,6 +95,10 @@ def test_scope_key_is_the_project_path_in_claude_dir_form() -> None:
         assert scope_key(agent, "anything", BILLING) == BILLING_DIR
         assert scope_key(agent, "anything", None) == ""
     assert Scope(f"{BILLING_DIR}*").matches("codex", "x", BILLING + "/sub")
+    # a trailing / is the same directory (and the root stays the root)
+    assert scope_key("codex", "x", BILLING + "/") == scope_key("gemini", "x", BILLING + "//") == BILLING_DIR
+    assert scope_key("ash", "x", "/home/me/TAX/") == "-home-me-TAX"
+    assert scope_key("codex", "x", "/") == scope_key("codex", "x", "//") == "-"
     assert not Scope("*billing*").matches("ash", "telegram", None)
     assert Scope("*").matches("ash", "telegram", None)
 
