@@ -74,3 +74,24 @@ def test_a_read_only_cache_still_pins_its_readers(tmp_path):
                 assert free is False
     finally:
         tmp_path.chmod(0o755)
+
+
+def test_a_second_archive_on_the_cache_is_a_read_only_reader(tmp_path):
+    """While one process writes the cache, another opens it read-only: it answers from
+    the writer's commits and cannot write the catalog itself."""
+    import sqlite3
+
+    import pytest
+
+    from core.fixtures.demo import write_demo_corpus
+
+    from .support import open_archive
+
+    write_demo_corpus(tmp_path)
+    with open_archive(tmp_path) as writer:
+        expected = [(h.session_id, h.turn_number) for h in writer.search("watchdog")]
+        with open_archive(tmp_path) as reader:
+            assert writer.writer and not reader.writer
+            assert [(h.session_id, h.turn_number) for h in reader.search("watchdog")] == expected
+            with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                reader.catalog.db.execute("INSERT INTO meta VALUES('probe', 'x')")
