@@ -95,3 +95,13 @@ def test_a_second_archive_on_the_cache_is_a_read_only_reader(tmp_path):
             assert [(h.session_id, h.turn_number) for h in reader.search("watchdog")] == expected
             with pytest.raises(sqlite3.OperationalError, match="readonly"):
                 reader.catalog.db.execute("INSERT INTO meta VALUES('probe', 'x')")
+
+
+def test_a_lock_file_of_garbage_names_another_process(tmp_path):
+    holder, other = WriterLock(tmp_path), WriterLock(tmp_path)
+    assert holder.acquire()
+    try:
+        (tmp_path / "writer.lock").write_bytes(b"\xff\xfe not a pid\n")
+        assert other.held_by_other() == "another process"
+    finally:
+        holder.release()

@@ -153,3 +153,26 @@ def test_a_rebuild_wipes_the_old_segments_at_once(tmp_path):
         assert "seg-0999999999" not in _segments(tmp_path)
         assert not list((tmp_path / ".cache" / "relay-search" / "segments").rglob("old-cache"))
         assert [(h.session_id, h.turn_number) for h in archive.search("watchdog")] == expected
+
+
+def test_a_cache_without_its_segments_directory_is_still_wiped_and_rebuilt(tmp_path, monkeypatch):
+    import shutil
+
+    write_demo_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        sessions = len(archive.library.sessions)
+    shutil.rmtree(tmp_path / ".cache" / "relay-search" / "segments")
+    monkeypatch.setattr(store, "INDEX_FORMAT", store.INDEX_FORMAT + ", next")
+    with open_archive(tmp_path) as archive:
+        assert archive.rebuilt is not None
+        assert len(archive.library.sessions) == sessions
+
+
+def test_a_retired_segment_already_gone_is_forgotten_without_error(tmp_path):
+    """Another process (or the open's sweep) may have deleted a retired segment first."""
+    write_demo_corpus(tmp_path)
+    with open_archive(tmp_path) as archive:
+        with archive.catalog.write() as db:
+            db.execute("INSERT INTO retired(name) VALUES('seg-0999999998')")
+        archive.indexer.purge_retired()
+        assert archive.catalog.retired_names() == []
