@@ -307,3 +307,31 @@ def test_a_root_gets_a_cache_of_its_own(corpus) -> None:
     with Archive.open(Config.from_env({"HOME": str(home)}), sync=False) as archive:  # no catch-up: the cache as left
         assert {s.session_id for s in archive.list_sessions(limit=500)} == everything(ids)
     assert len(list((home / ".cache" / "relay-search" / "roots").iterdir())) == 1
+
+
+def _js_string_hash_base36(text: str) -> str:
+    """Claude Code's suffix, written from its definition (JS: h = (h << 5) - h + charCode,
+    kept to int32, then Math.abs(h).toString(36)) rather than from core's code."""
+    h = 0
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        h = ((h << 5) - h + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+    if h >= 1 << 31:
+        h -= 1 << 32
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        h, r = divmod(h, 36)
+        out = digits[r] + out
+        if not h:
+            return out
+
+
+def test_project_dir_names_keep_case_and_cut_long_paths_with_a_hash() -> None:
+    assert project_dir_name("/Users/Me/Work/API_v2.x") == "-Users-Me-Work-API-v2-x"  # case kept, _ and . replaced
+    exact = "/" + "a" * 199  # 200 characters: kept whole
+    assert project_dir_name(exact) == "-" + "a" * 199
+    for long in ("/" + "b" * 200, "/home/dev/" + "Projekt-é-" * 30):
+        name = "".join(c if c.isascii() and c.isalnum() else "-" for c in long)
+        assert project_dir_name(long) == f"{name[:200]}-{_js_string_hash_base36(long)}"
