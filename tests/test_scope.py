@@ -332,6 +332,7 @@ def test_project_dir_names_keep_case_and_cut_long_paths_with_a_hash() -> None:
     assert project_dir_name("/Users/Me/Work/API_v2.x") == "-Users-Me-Work-API-v2-x"  # case kept, _ and . replaced
     exact = "/" + "a" * 199  # 200 characters: kept whole
     assert project_dir_name(exact) == "-" + "a" * 199
-    for long in ("/" + "b" * 200, "/home/dev/" + "Projekt-é-" * 30):
+    # (int32 hashes of both signs: "/" + "b" * 200 is negative, "/" + "e" * 200 positive)
+    for long in ("/" + "b" * 200, "/" + "e" * 200, "/home/dev/" + "Projekt-é-" * 30):
         name = "".join(c if c.isascii() and c.isalnum() else "-" for c in long)
         assert project_dir_name(long) == f"{name[:200]}-{_js_string_hash_base36(long)}"
