@@ -206,6 +206,8 @@ class Serve:
     def __init__(self, home: Path, *args: str) -> None:
         self.port = free_port()
         env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        if "PYTHONPATH" in os.environ:  # the same code as the CLI calls beside it (a worktree's own)
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.proc = subprocess.Popen([str(SCRIPT), "serve", "--port", str(self.port), *args], env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
         self.url = f"http://127.0.0.1:{self.port}"
