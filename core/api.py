@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from core.archive import opening, usage_records
 from core.archive.indexer import Indexer
@@ -152,7 +153,9 @@ class Archive:
         return self.sync(progress=progress)
 
     def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None) -> None:
-        """Watch the transcript roots (a reader: the writer's cache) and sync what changes."""
+        """Watch the transcript roots (a reader: the writer's cache) and sync what changes.
+
+        Returns once the roots are watched: a change made after it is seen."""
         self._upkeep.start_watching(on_change)
 
     def remove_listener(self, on_change: Callable[[UpdateResult], None]) -> None:
@@ -267,7 +270,7 @@ class Archive:
 
     # --- sessions ----------------------------------------------------------------------
 
-    def _filter_sessions(self, lib: Library, **filters: str | list[str] | None) -> list[SessionInfo]:
+    def _filter_sessions(self, lib: Library, **filters: Any) -> list[SessionInfo]:
         """The sessions these filters keep (:func:`core.query.filters.matching`); the team store's views use it too."""
         return session_filters.matching(lib, now=self._now, **filters)
 
@@ -363,8 +366,9 @@ class Archive:
         budget: int | None = RESULT_BUDGET,
     ) -> MessageContext:  # fmt: skip
         """A message and its neighbours in the session's time order (subagents interleaved)."""
-        options = {"before": before, "after": after, "include_tool_outputs": include_tool_outputs, "budget": budget}
-        return read_calls.message_context(self, ref, sequence, **options)
+        return read_calls.message_context(
+            self, ref, sequence, before=before, after=after, include_tool_outputs=include_tool_outputs, budget=budget
+        )
 
     def message_sessions(self, ref: str) -> tuple[str, tuple[SessionInfo, ...]]:
         """(the ref covered, the sessions) a messages call streams: a session, a range or a chain."""
@@ -386,8 +390,9 @@ class Archive:
         """One budget-sized page of :meth:`iter_session_messages` (the MCP tool's answer)."""
         if offset < 0:
             raise BadInput("offset must be 0 or more")
-        options = {"since": since, "include_tools": include_tools, "include_thinking": include_thinking}
-        return read_calls.messages_page(self, ref, **options, offset=offset, budget=budget)
+        return read_calls.messages_page(
+            self, ref, since=since, include_tools=include_tools, include_thinking=include_thinking, offset=offset, budget=budget
+        )
 
     def session_statistics(self, ref: str) -> dict:
         """Counts and token usage over every session the reference names (a session, a range, a chain)."""

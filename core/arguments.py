@@ -7,6 +7,7 @@ whichever way it came (``limit must be 1-500, not 0``), never a validation dump.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .config import AGENTS
@@ -53,7 +54,7 @@ def not_boolean(name: str, value: Any) -> str:
     return f"{name} must be true or false, not {value!r}"
 
 
-def validation_line(errors: list[dict[str, Any]], schema: dict[str, Any]) -> str:
+def validation_line(errors: Sequence[Mapping[str, Any]], schema: dict[str, Any]) -> str:
     """The first of pydantic's ``errors()`` as one line, with bounds from the JSON schema."""
     if not errors:
         return "Invalid arguments"

@@ -221,9 +221,8 @@ def test_poison_appended_under_a_running_watcher(tmp_path):
     agent's files; every other session and the poisoned files' good lines stay found."""
     corpus = build_corpus(tmp_path)
     with open_archive(tmp_path) as archive:
-        archive.start_watching()
+        archive.start_watching()  # returns once the roots are watched (Watcher.start)
         try:
-            time.sleep(0.2)
             corpus.append("claude", deep_line(5000) + BAD_UTF8["claude"](corpus))
             corpus.append("claude-sub", BAD_UTF8["claude-sub"](corpus))
             corpus.append("codex", b'{"type":"response_item","payload":{"type":{}}}\n' + deep_line(5000))
@@ -289,6 +288,38 @@ def test_a_record_failure_nobody_foresaw_costs_that_line_only(tmp_path, monkeypa
             assert file_skips(archive, corpus.files[name]).get("unreadable record", 0) >= 1
         assert_all_good_lines_found(archive, corpus)
         assert archive.stats().errors == ()
+
+
+def test_a_claude_record_that_fails_halfway_keeps_none_of_its_entries(tmp_path, monkeypatch):
+    """A Claude record can yield several entries (a tool result, then the prompt typed
+    beside it): when it fails after the first, the entries it already gave are dropped
+    with it, so the index never holds half a record."""
+    from core.sources import claude_reader
+
+    corpus = build_corpus(tmp_path)
+    line = {"type": "user", "uuid": "halfway-1", "parentUuid": None, "sessionId": corpus.sessions["claude"],
+            "timestamp": "2026-11-01T09:09:00Z", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_halfway", "content": "the tarsier report is ready"},
+                {"type": "text", "text": "now summarise the serval findings"}]}}  # fmt: skip
+    corpus.append("claude", json.dumps(line).encode() + b"\n")
+    original = claude_reader.prompt_text
+
+    def fragile(text: str) -> str | None:
+        if "serval" in text:
+            raise RuntimeError("unforeseen")
+        return original(text)
+
+    monkeypatch.setattr(claude_reader, "prompt_text", fragile)
+    with open_archive(tmp_path) as archive:
+        assert archive.search("tarsier") == []  # the tool result given before the failure is gone too
+        assert archive.search("serval") == []
+        assert [m for m in archive.session_messages(corpus.sessions["claude"]) if m.uuid == "halfway-1"] == []
+        assert file_skips(archive, corpus.files["claude"]) == {"unreadable record": 1}
+        assert_all_good_lines_found(archive, corpus)
+    monkeypatch.setattr(claude_reader, "prompt_text", original)
+    with open_archive(tmp_path) as archive:  # the same line read whole: its words are found
+        archive.rebuild()
+        assert [h.session_id for h in archive.search("tarsier")] == [corpus.sessions["claude"]]
 
 
 def test_a_bad_header_line_costs_that_line_not_the_session(tmp_path):

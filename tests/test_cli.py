@@ -220,10 +220,16 @@ def test_text_search_without_matches_exits_0_with_a_note_on_stderr(cli):
 
 def test_ok_commands_exit_0(cli):
     run, _ = cli
-    for args in (("search", "snowball stemmer"), ("list",), ("show", f"{CHAIN_SLUG}#5"), ("index",)):
+    expected = {  # what each prints first: the hit, the newest session, the reference, the count
+        ("search", "snowball stemmer"): f"{CHAIN_SLUG}#2:0  [relay-search · claude · 2026-11-15 11:00]",
+        ("list",): f"{CHAIN_SLUG}#5 ",
+        ("show", f"{CHAIN_SLUG}#5"): f"relay-search reference: {CHAIN_SLUG}#5",
+        ("index",): "indexed 0 files, 0.0 MB; 0 sessions changed",
+    }
+    for args, first_line in expected.items():
         proc = run(*args)
         assert proc.returncode == 0, (args, proc.stderr)
-        assert proc.stdout
+        assert proc.stdout.splitlines()[0].startswith(first_line), (args, proc.stdout)
 
 
 # --- the demo queries ----------------------------------------------------------------------------

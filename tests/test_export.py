@@ -18,6 +18,7 @@ from core.fixtures.demo import CHAIN_SLUG, write_demo_corpus
 from core.model import COMPACTION_TEXT
 
 from .support import open_archive
+from .test_usage import independent_count
 
 SCRIPT = Path(sys.executable).with_name("relay-search")
 SUBAGENT_PROMPT = "Survey how bm25s persists an index"
@@ -198,7 +199,9 @@ def test_json_is_the_messages_api_shape(demo, tmp_path: Path) -> None:
                     pending.append(block["id"])
                 elif kind == "tool_result":
                     assert msg["role"] == "user" and block["tool_use_id"] == pending.pop(0)
-        assert session["usage"]["total_tokens"] > 0
+        # the session's tokens, its subagents' included, counted from the raw records
+        files = [*demo[1].root.rglob(f"{session['session_id']}.jsonl"), *demo[1].root.rglob(f"{session['session_id']}/subagents/*.jsonl")]
+        assert session["usage"]["total_tokens"] == sum(independent_count(files, [], [])["claude"][:4])
     first, third = data["sessions"][0], data["sessions"][2]
     (sub,) = first["subagents"]
     assert sub["label"] == "Explore: Survey bm25s persistence" and sub["turn"] == 0

@@ -244,7 +244,9 @@ def _fill(disk: Path, leave: int) -> Path:
     return filler
 
 
-def test_a_watcher_retries_what_a_full_disk_kept_out(tmp_path, tiny_disk):
+def test_a_watcher_retries_what_a_full_disk_kept_out(tmp_path, tiny_disk, caplog):
+    import logging
+
     from core.api import Archive
     from core.config import Config
 
@@ -252,8 +254,9 @@ def test_a_watcher_retries_what_a_full_disk_kept_out(tmp_path, tiny_disk):
     other = transcript("12121212-1212-4121-8121-121212121212")
     other.user("an unrelated heron")
     other.assistant("Noted.")
-    other_path = other.write(project_dir(tmp_path))
+    other.write(project_dir(tmp_path))
     config = Config.from_env({"HOME": str(tmp_path), "USER": "tester", "XDG_CACHE_HOME": str(tiny_disk)})
+    caplog.set_level(logging.WARNING, logger="core.archive.watch")
     with Archive.open(config) as archive:
         archive.start_watching()
         try:
@@ -267,7 +270,9 @@ def test_a_watcher_retries_what_a_full_disk_kept_out(tmp_path, tiny_disk):
                         "message": {"role": "user", "content": f"the ocelot phase {i} with its own long explanation " * 5},
                         "timestamp": "2026-11-01T10:00:00.000Z",
                     }) + "\n")
-            assert not _wait(lambda: bool(archive.search("ocelot")), 3.0)  # could not be indexed
+            # the watcher tried (and said the disk is full), and the append stayed out
+            assert _wait(lambda: any("disk is full" in r.getMessage() for r in caplog.records)), "the watcher never tried"
+            assert archive.search("ocelot") == []
             assert archive.search("pelican")  # the last good cache answers
             filler.unlink()
             other.user("and then a lynx")

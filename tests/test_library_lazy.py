@@ -56,7 +56,7 @@ def test_a_warm_search_builds_no_session_it_does_not_hit(demo_home) -> None:
     archive = open_archive(home)
     try:
         hits = archive.search("test", limit=3)
-        assert hits
+        assert len(hits) == 3  # the demo has dozens of turns saying "test"
         lib = archive.library
         assert not lib._built  # the search read a few rows, not every session
         assert all(lib.session(h.session_id).ref.split("#")[0] in h.ref for h in hits)

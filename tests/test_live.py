@@ -130,9 +130,8 @@ def test_new_project_dir_is_picked_up_by_the_watcher(tmp_path):
 def test_watcher_makes_an_append_searchable_quickly(tmp_path):
     _, path = _session(tmp_path)
     with open_archive(tmp_path) as archive:
-        archive.start_watching()
+        archive.start_watching()  # returns once the roots are watched (Watcher.start): no grace sleep
         try:
-            time.sleep(0.2)
             with open(path, "ab") as handle:
                 handle.write(_line(SID, "ostrich telemetry", "aaaaaaaa-0000-4000-8000-000000000005"))
             deadline = time.monotonic() + 10

@@ -95,6 +95,10 @@ def test_scope_key_is_the_project_path_in_claude_dir_form() -> None:
         assert scope_key(agent, "anything", BILLING) == BILLING_DIR
         assert scope_key(agent, "anything", None) == ""
     assert Scope(f"{BILLING_DIR}*").matches("codex", "x", BILLING + "/sub")
+    # a trailing / is the same directory (and the root stays the root)
+    assert scope_key("codex", "x", BILLING + "/") == scope_key("gemini", "x", BILLING + "//") == BILLING_DIR
+    assert scope_key("ash", "x", "/home/me/TAX/") == "-home-me-TAX"
+    assert scope_key("codex", "x", "/") == scope_key("codex", "x", "//") == "-"
     assert not Scope("*billing*").matches("ash", "telegram", None)
     assert Scope("*").matches("ash", "telegram", None)
 
@@ -123,11 +127,33 @@ def test_pattern_limits_every_agent(corpus, pattern: str) -> None:
         assert archive.stats().sessions == 9
 
 
+def test_a_trailing_slash_in_a_sessions_directory_keeps_it_in_scope(tmp_path: Path) -> None:
+    """Codex, Gemini and Ash record the cwd as the shell had it: ``/home/me/work/billing/``
+    is the billing project (not ``-home-me-work-billing-``), through the CLI as a user runs it."""
+    config = Config.from_env({"HOME": str(tmp_path)})
+    codex = CodexRollout(config.codex_home, cwd=BILLING + "/", start=T0)
+    codex.user(f"codex {WORD} slash").assistant(f"codex answer {WORD}")
+    gemini = GeminiChat(config.gemini_home, project="billing", session_id="5e551011-0000-4000-8000-000000000009",
+                        start=T0 + timedelta(minutes=1), project_root=BILLING + "/")  # fmt: skip
+    gemini.user(f"gemini {WORD} slash")
+    gemini.gemini(f"gemini answer {WORD}")
+    ash = AshSession(config.ash_home, "telegram_7_1", start=T0 + timedelta(minutes=2), cwd=BILLING + "//")
+    ash.user(f"ash {WORD} slash", message_id="slash-u1")
+    ash.assistant(f"ash answer {WORD}", message_id="slash-a1")
+    wanted = {codex.session_id, gemini.session_id, ash.key}
+    assert listed(tmp_path, "list", "--pattern", BILLING_DIR, "--json") == wanted
+    assert listed(tmp_path, "list", "--pattern", "-home-me-work-web", "--json") == set()
+    proc = run_cli(tmp_path, "search", WORD, "--pattern", BILLING_DIR, "--json")
+    assert {hit["session_id"] for hit in json.loads(proc.stdout)["results"]} == wanted
+
+
 # --- the CLI: patterns that start with "-", in every form ------------------------------------
 
 
 def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if "PYTHONPATH" in os.environ:  # a checkout run in place (a worktree) tests its own code
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     proc = subprocess.run([str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
@@ -145,7 +171,7 @@ def test_cli_accepts_a_pattern_starting_with_dash_in_every_form(corpus) -> None:
         ("--pattern", BILLING_DIR, "list", "--json"),
         (f"--pattern={BILLING_DIR}", "list", "--json"),
         ("list", "--pattern", "-home-me-work-bil*", "--json"),
-        ("list", "--json", f"--pattern=-home-me-work-bil*"),
+        ("list", "--json", "--pattern=-home-me-work-bil*"),
     ]
     for args in forms:
         assert listed(home, *args) == ids["billing"], args
@@ -180,6 +206,8 @@ class Serve:
     def __init__(self, home: Path, *args: str) -> None:
         self.port = free_port()
         env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        if "PYTHONPATH" in os.environ:  # the same code as the CLI calls beside it (a worktree's own)
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         self.proc = subprocess.Popen([str(SCRIPT), "serve", "--port", str(self.port), *args], env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
         self.url = f"http://127.0.0.1:{self.port}"
@@ -281,3 +309,32 @@ def test_a_root_gets_a_cache_of_its_own(corpus) -> None:
     with Archive.open(Config.from_env({"HOME": str(home)}), sync=False) as archive:  # no catch-up: the cache as left
         assert {s.session_id for s in archive.list_sessions(limit=500)} == everything(ids)
     assert len(list((home / ".cache" / "relay-search" / "roots").iterdir())) == 1
+
+
+def _js_string_hash_base36(text: str) -> str:
+    """Claude Code's suffix, written from its definition (JS: h = (h << 5) - h + charCode,
+    kept to int32, then Math.abs(h).toString(36)) rather than from core's code."""
+    h = 0
+    data = text.encode("utf-16-le")
+    for i in range(0, len(data), 2):
+        h = ((h << 5) - h + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+    if h >= 1 << 31:
+        h -= 1 << 32
+    h = abs(h)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        h, r = divmod(h, 36)
+        out = digits[r] + out
+        if not h:
+            return out
+
+
+def test_project_dir_names_keep_case_and_cut_long_paths_with_a_hash() -> None:
+    assert project_dir_name("/Users/Me/Work/API_v2.x") == "-Users-Me-Work-API-v2-x"  # case kept, _ and . replaced
+    exact = "/" + "a" * 199  # 200 characters: kept whole
+    assert project_dir_name(exact) == "-" + "a" * 199
+    # (int32 hashes of both signs: "/" + "b" * 200 is negative, "/" + "e" * 200 positive)
+    for long in ("/" + "b" * 200, "/" + "e" * 200, "/home/dev/" + "Projekt-é-" * 30):
+        name = "".join(c if c.isascii() and c.isalnum() else "-" for c in long)
+        assert project_dir_name(long) == f"{name[:200]}-{_js_string_hash_base36(long)}"

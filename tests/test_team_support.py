@@ -3,7 +3,9 @@ three users' homes.
 
 One cluster serves the whole test session (started on first use, stopped at exit);
 every test gets a fresh database in it. Without PostgreSQL's binaries (no initdb)
-the team tests are skipped with the reason; `.ci/run` installs them.
+the team tests are skipped with the reason; `.ci/run` installs them, and in CI
+(``CI=true``) their absence fails the team tests instead: a green run must not
+hide 26 tests that never ran.
 
 * alice: the demo corpus (a 5-session slug chain, subagents, compaction, …).
 * bob: three sessions of his own in `infra`, one of them with alice's chain slug, so a
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -41,10 +44,19 @@ _cluster: ThrowawayCluster | None = None
 _names = itertools.count()
 
 
+NO_POSTGRES = "PostgreSQL is not installed (no initdb binary): apt-get install postgresql to run the team tests"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
 def cluster() -> ThrowawayCluster:
     global _cluster
     if find_bin_dir() is None:
-        pytest.skip("PostgreSQL is not installed (no initdb binary): apt-get install postgresql to run the team tests")
+        if in_ci():
+            pytest.fail(f"CI=true: {NO_POSTGRES}", pytrace=False)
+        pytest.skip(NO_POSTGRES)
     if _cluster is None:
         _cluster = ThrowawayCluster().start()
         atexit.register(_cluster.stop)

@@ -189,10 +189,11 @@ def test_watch_pushes_turns_as_they_are_written(tmp_path: Path) -> None:
         conn = connect(url)
         ensure_schema(conn)
         team_sync.push(local, conn, "bob", url)
-        runner = threading.Thread(target=team_sync.watch, args=(local, conn, "bob", url), kwargs={"stop": stop}, daemon=True)
+        ready = threading.Event()
+        runner = threading.Thread(target=team_sync.watch, args=(local, conn, "bob", url), kwargs={"stop": stop, "ready": ready}, daemon=True)
         runner.start()
         try:
-            time.sleep(0.3)
+            assert ready.wait(30), "the team watcher never started watching"
             t = bob["terraform"]
             t.user("Now show me the lifecycle ignore_changes block for engine_version")
             t.assistant("Use lifecycle { ignore_changes = [engine_version] } on aws_db_instance.main.")

@@ -123,3 +123,18 @@ def test_a_chain_numbers_a_session_of_unknown_time_last(tmp_path):
     write_jsonl(project / f"{_sid(2)}.jsonl", exchange(_sid(2), "run the migration", "ran", GOOD, ids=("u2", "a2"), slug="brave-lime-otter"))
     chain = cli_json(tmp_path, "list", "--slug", "brave-lime-otter")["sessions"]
     assert [(s["session_id"], s["session_number"]) for s in chain] == [(_sid(2), 1), (_sid(1), 2)]
+
+
+def test_full_build_and_lazy_chain_path_number_a_chain_alike(tmp_path):
+    """``list --slug`` numbers the chain from the full build; ``show slug#N`` in a fresh
+    process numbers only that chain (the lazy path). Both must put the session of
+    unknown time last, or ``#1`` means two different sessions."""
+    project = tmp_path / ".claude" / "projects" / "-home-t-proj"
+    write_jsonl(project / f"{_sid(1)}.jsonl", exchange(_sid(1), "draft the migration", "drafted", "zzz-garbage", slug="brave-lime-otter"))
+    write_jsonl(project / f"{_sid(2)}.jsonl", exchange(_sid(2), "run the migration", "ran", GOOD, ids=("u2", "a2"), slug="brave-lime-otter"))
+    write_jsonl(project / f"{_sid(3)}.jsonl", exchange(_sid(3), "check the migration", "checked", "2026-01-11T10:00:00.000Z", ids=("u3", "a3"), slug="brave-lime-otter"))
+    listed = {s["session_number"]: s["session_id"] for s in cli_json(tmp_path, "list", "--slug", "brave-lime-otter")["sessions"]}
+    assert listed == {1: _sid(2), 2: _sid(3), 3: _sid(1)}
+    for number, session_id in listed.items():
+        shown = cli_json(tmp_path, "show", f"brave-lime-otter#{number}")
+        assert (shown["session_id"], shown["ref"]) == (session_id, f"brave-lime-otter#{number}")

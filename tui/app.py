@@ -175,7 +175,8 @@ class RelayApp(App[None]):
     def _open(self, _archive: Any) -> ArchiveOpened:
         from core.api import Archive
 
-        clock = (lambda: self._now.timestamp()) if self._now is not None else None
+        now = self._now
+        clock = (lambda: now.timestamp()) if now is not None else None
         self.archive = Archive.open(self.config, sync=False, now=clock)
         return ArchiveOpened()
 

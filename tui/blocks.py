@@ -124,6 +124,7 @@ class _Builder:
             self.current = self._block(kind, message, turn, continued=turn is not None and turn in self.turns_seen)
             self.pending = []
         block = self.current
+        assert block is not None  # (the branches above always open one)
         block.last_sequence = message.sequence
         self._add(block.items, self.pending, message)
 

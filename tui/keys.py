@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +72,7 @@ OTHER_KEYS: tuple[tuple[str, str], ...] = (
 )
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     return [
         Binding(k.key, k.action, k.description, show=k.show, key_display=k.display, tooltip=k.help)
         for k in MAIN_KEYS

@@ -85,13 +85,14 @@ async def scene_sessions(pilot: Pilot) -> None:
 async def scene_search(pilot: Pilot, query: str = "bm25 index") -> None:
     """Hits for a query across several sessions, the first one open in the reader."""
     await settle(pilot)
-    pilot.app.main.action_focus_search()
+    app: Any = pilot.app  # (the relay-search app: textual types it as App[Any])
+    app.main.action_focus_search()
     await pilot.press(*query)
-    await wait_for(pilot, lambda: pilot.app.main.search_pane.shown_query == query, what="hits")
+    await wait_for(pilot, lambda: app.main.search_pane.shown_query == query, what="hits")
     await pilot.press("enter")
-    reader = pilot.app.main.reader
+    reader = app.main.reader
     await wait_for(pilot, lambda: reader.is_open and reader.current is not None, what="the hit to open")
-    pilot.app.main.action_focus_search()
+    app.main.action_focus_search()
     await settle(pilot)
     _quiet(pilot.app)
 
@@ -113,7 +114,8 @@ async def scene_reader_chain(pilot: Pilot) -> None:
     """The whole chain open, scrolled to session 3's compaction separator."""
     await settle(pilot)
     await pilot.press("tab", "enter")
-    reader = pilot.app.main.reader
+    app: Any = pilot.app  # (the relay-search app: textual types it as App[Any])
+    reader = app.main.reader
     await wait_for(pilot, lambda: reader.is_open and len(reader.sessions) > 1, what="the chain to open")
     compaction = next(i for i, b in enumerate(reader.blocks) if b.kind == "compaction")
     turn = max(i for i, b in enumerate(reader.blocks[:compaction]) if b.kind == "turn")
@@ -153,7 +155,7 @@ async def scene_usage(pilot: Pilot) -> None:
 
     await settle(pilot)
     await pilot.press("tab", "u")
-    app = pilot.app
+    app: Any = pilot.app  # (the relay-search app; its screen is the usage screen below)
     await wait_for(pilot, lambda: isinstance(app.screen, UsageScreen) and app.screen.report is not None, what="usage")
     await pilot.press("o")
     await wait_for(pilot, lambda: app.screen.report.by == "model", what="usage by model")

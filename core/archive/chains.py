@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Protocol
 
 from core.model import SessionInfo
 from core.refs import MIN_PREFIX, format_reference
@@ -59,11 +60,24 @@ def group_chains(
         key = _effective_key(session.session_id, continues, slugs)
         chains.setdefault(key, []).append(session)
     for members in chains.values():
-        members.sort(key=lambda s: (s.first_timestamp is None, s.first_timestamp or "", s.session_id))  # unknown time last
+        members.sort(key=chain_order)
     return chains
 
 
-def _effective_key(session_id: str, continues: Mapping[str, str], slugs: Mapping[str, str | None]) -> str:
+def chain_order(session: SessionInfo) -> tuple[bool, str, str]:
+    """Where a session sits in its chain: oldest first, an unknown time after every
+    known one (docs/architecture.md), the id breaking ties. The one rule for the full
+    build and the lazy one-chain path, so ``list --slug`` and ``show slug#N`` agree."""
+    return (session.first_timestamp is None, session.first_timestamp or "", session.session_id)
+
+
+class Lookup(Protocol):
+    """What the chain key reads: a dict, or the row reader's column view."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+def _effective_key(session_id: str, continues: Lookup, slugs: Lookup) -> str:
     seen = set()
     current = session_id
     while True:

@@ -165,8 +165,8 @@ class Indexer:
                 return
             ids = [first_chunk + n for n in range(len(chunks))]
             with make_pool(worker_count(len(chunks))) as pool:
-                for chunk in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
-                    report(chunk)
+                for output in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
+                    report(output)
 
     @contextmanager
     def _bulk_cache(self, bulk: bool) -> Iterator[None]:

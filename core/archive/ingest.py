@@ -16,6 +16,7 @@ import msgspec
 import numpy as np
 
 from core.index import vocab
+from core.index.document import TurnDoc
 from core.index.postings import Postings, count_terms
 from core.index.segment import Segment, build_from_coo, save_segment
 from core.index.tokenize import default_tokenizer
@@ -24,8 +25,6 @@ from core.sources import MAIN, SourceFile, get_source
 from core.timeutil import parse_ts
 
 from . import usage_records as usage_rows
-from core.index.document import TurnDoc
-
 from .turns import DocBuilder
 
 # What the catalog keeps of a document's prompt and answer, for snippets.

@@ -23,7 +23,7 @@ from core.model import SessionInfo
 from core.refs import MIN_PREFIX
 
 from .catalog import Catalog
-from .chains import group_chains, number_chain
+from .chains import chain_order, group_chains, number_chain
 from .row_reader import FILE_COLUMNS, RowReader
 from .scope import Scope
 from .session_info import common_prefix, session_info
@@ -280,7 +280,7 @@ class Library:
                 entries = _entries(r["session_id"], [files[fid] for fid in json.loads(r["file_ids"]) if fid in files])
                 self._one_files[r["session_id"]] = entries
                 base.append(session_info(r, entries, common, self._tags, self._now))
-            base.sort(key=lambda s: (s.first_timestamp or "", s.session_id))
+            base.sort(key=chain_order)
             numbered = number_chain(key, base, {}) if base else []
             for info in numbered:
                 self._one[info.session_id] = info

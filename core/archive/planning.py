@@ -80,9 +80,9 @@ class Planner:
                     gone.extend(p for p in known if p == prefix or p.startswith(prefix + os.sep))
                     continue
                 for source in sources:
-                    file = source.classify(path, self.config)
-                    if file is not None:
-                        found[str(file.path)] = file  # Ash: state.json and history.jsonl name context.jsonl
+                    classified = source.classify(path, self.config)
+                    if classified is not None:
+                        found[str(classified.path)] = classified  # Ash: state.json and history.jsonl name context.jsonl
                         break
             if rescan:
                 known.update(self.known_files())  # a quick sync's rows are only some of them
@@ -149,7 +149,11 @@ def source_file(row: dict, catalog: Catalog) -> SourceFile | None:
     if not full:
         return None
     r = full[0]
-    return SourceFile(Path(r["path"]), r["agent"], r["kind"], r["project_key"], session_id=r["session_id"] if r["kind"] == MAIN else None, parent_session_id=r["session_id"] if r["kind"] != MAIN else None, order_key=r["order_key"])
+    main = r["kind"] == MAIN
+    return SourceFile(
+        Path(r["path"]), r["agent"], r["kind"], r["project_key"],
+        session_id=r["session_id"] if main else None, parent_session_id=None if main else r["session_id"], order_key=r["order_key"],
+    )
 
 
 def plan_chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = None,

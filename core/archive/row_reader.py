@@ -75,13 +75,13 @@ class RowReader:
                 more += self.remember(self._catalog.sessions(f"WHERE continues IN ({marks}) AND ifnull(slug, '')=''", batch))
             frontier = list(dict.fromkeys(r["session_id"] for r in more if r["session_id"] not in found))
         chains: dict[str, list[dict]] = {key: [] for key in keys}
-        for sid, r in found.items():
-            if r is not None:
+        for sid, found_row in found.items():
+            if found_row is not None:
                 key = _effective_key(sid, continues, slugs)
                 if key in chains:
-                    chains[key].append(r)
+                    chains[key].append(found_row)
         ids = [fid for members in chains.values() for r in members for fid in json.loads(r["file_ids"])]
-        files = {}
+        files: dict[int, dict] = {}
         for start in range(0, len(ids), 500):
             batch = ids[start : start + 500]
             where = f"WHERE file_id IN ({','.join('?' * len(batch))})"

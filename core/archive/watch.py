@@ -22,6 +22,7 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
 
 from core.errors import RelayError
 
@@ -48,11 +49,11 @@ class _Handler(FileSystemEventHandler):
 
 
 class Watcher:
-    def __init__(self, roots: list[Path], on_paths: Callable[[set[Path]], None]) -> None:
+    def __init__(self, roots: list[Path], on_paths: Callable[[set[Path]], object]) -> None:
         self.roots = roots
         self.on_paths = on_paths
         self._observer = Observer()
-        self._watched: dict[Path, tuple[object, tuple[int, int]]] = {}  # root → (watch, (dev, inode))
+        self._watched: dict[Path, tuple[ObservedWatch, tuple[int, int]]] = {}  # root → (watch, (dev, inode))
         self._pending: set[Path] = set()
         self._first_event = 0.0
         self._last_event = 0.0
@@ -61,6 +62,9 @@ class Watcher:
         self._thread = threading.Thread(target=self._loop, name="relay-search-watch", daemon=True)
 
     def start(self) -> None:
+        """Watch the roots; returns once every existing root is watched (watchdog's
+        emitters add their inotify/kqueue watches in ``start``, not on their thread),
+        so a change made after it is seen: callers await nothing more."""
         self._add_roots()
         self._observer.start()
         self._thread.start()

@@ -160,7 +160,7 @@ def _handlers(archive: Archive) -> list[Route]:
 
         def start() -> tuple[bytes, Iterator[Any], list[Any]]:
             ref = _scoped(archive, request.path_params["session_id"], _opt(p, "user"))
-            options = {
+            options: dict[str, Any] = {
                 "since": _opt(p, "since"),
                 "include_tools": _flag(p, "include_tools"),
                 "include_thinking": _flag(p, "include_thinking"),

@@ -71,7 +71,8 @@ STOPWORDS_EN = (
 )
 
 STOPWORDS = frozenset(STOPWORDS_EN) | frozenset(
-    {"i", "me", "my", "you", "your", "we", "our", "us", "im", "ive", "dont", "its", "can", "could", "would", "should", "did", "does", "do", "just", "also", "so", "like", "get", "got", "let", "lets", "was", "were", "been", "being", "have", "has", "had", "am", "is", "are"}
+    {"i", "me", "my", "you", "your", "we", "our", "us", "im", "ive", "dont", "its", "can", "could", "would", "should", "did", "does",
+     "do", "just", "also", "so", "like", "get", "got", "let", "lets", "was", "were", "been", "being", "have", "has", "had", "am", "is", "are"}
 )
 
 

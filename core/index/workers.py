@@ -55,10 +55,10 @@ def _cgroup_quota() -> float | None:
         pass
     for path in candidates:
         try:
-            quota, period = path.read_text().split()[:2]
+            quota_text, period_text = path.read_text().split()[:2]
         except (OSError, ValueError):
             continue
-        return None if quota == "max" else int(quota) / int(period)
+        return None if quota_text == "max" else int(quota_text) / int(period_text)
     try:
         quota = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").read_text())
         period = int(Path("/sys/fs/cgroup/cpu/cpu.cfs_period_us").read_text())

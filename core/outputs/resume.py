@@ -94,7 +94,7 @@ def pick_session(ref: str, sessions: tuple[SessionInfo, ...], single: bool) -> S
 
 def plan(info: SessionInfo) -> ResumePlan:
     cwd = info.cwd
-    exists = bool(cwd) and os.path.isdir(cwd)
+    exists = cwd is not None and bool(cwd) and os.path.isdir(cwd)
     base = _COMMANDS.get(info.agent)
     if base is None:
         why = (

@@ -132,6 +132,5 @@ def messages_page(
 ) -> MessagesPage:  # fmt: skip
     """One budget-sized page of the archive's ``iter_session_messages`` (its offset already checked)."""
     covered, sessions = archive.message_sessions(ref)
-    options = {"since": since, "include_tools": include_tools, "include_thinking": include_thinking}
-    stream = list(archive.iter_session_messages(ref, **options))
+    stream = list(archive.iter_session_messages(ref, since=since, include_tools=include_tools, include_thinking=include_thinking))
     return answers.messages_page(stream, sessions, ref=covered, offset=offset, budget=budget)

@@ -176,10 +176,10 @@ class _State:
 
     @classmethod
     def load(cls, data: dict[str, Any] | None) -> _State:
-        return cls(**{k: data[k] for k in cls.__slots__ if k in data}) if data else cls()  # type: ignore[attr-defined]
+        return cls(**{k: data[k] for k in cls.__slots__ if k in data}) if data else cls()
 
     def dump(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__slots__}  # type: ignore[attr-defined]
+        return {k: getattr(self, k) for k in self.__slots__}
 
 
 def _records(path: Path, offset: int, st: _State, skips: Skips) -> tuple[list[Record], int]:

@@ -19,6 +19,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from core.api import Archive
 from core.config import Config
@@ -93,7 +94,8 @@ def run(archive_dir: Path, url: str, users: int, work: Path) -> dict:
     queries = [q["query"] if isinstance(q, dict) else q for q in (data["queries"] if isinstance(data, dict) else data)]
     with TeamArchive(url) as team:
         team.search(queries[0])  # connect the pool, load the users' sessions
-        for label, kw in (("all_users", {}), ("one_user", {"user": names[-1]})):
+        cases: list[tuple[str, dict[str, Any]]] = [("all_users", {}), ("one_user", {"user": names[-1]})]
+        for label, kw in cases:
             times, empty = [], 0
             for q in queries:
                 t = time.perf_counter()

@@ -46,7 +46,7 @@ def collisions(libs: dict[str, Library]) -> set[str]:
 def qualify(user: str, lib: Library, shared: set[str]) -> None:
     """Give sessions whose slug or id another user shares a ``user/`` reference."""
     prefix = user + "/"
-    for key, chain in lib.chains.items():
+    for chain in lib.chains.values():
         for i, info in enumerate(chain):
             if not info.ref:
                 continue

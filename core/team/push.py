@@ -192,6 +192,7 @@ class Pusher:
         with ThreadPoolExecutor(1, thread_name_prefix="relay-search-push-read") as reader:
             ahead = reader.submit(self._read_batch, batches[0], result) if batches else None
             for number, batch in enumerate(batches):
+                assert ahead is not None  # (one read is always ahead while batches remain)
                 outputs = ahead.result()
                 ahead = reader.submit(self._read_batch, batches[number + 1], result) if number + 1 < len(batches) else None
                 with self.conn.transaction():
@@ -254,7 +255,8 @@ class Pusher:
                 got = outputs.get(id(fp))
                 if got is None:
                     continue
-                self._apply_file(fp, *got, delta, result)
+                out, messages, whole = got
+                self._apply_file(fp, out, messages, whole, delta, result)
             self._upsert_session(sp)
             result.sessions += 1
         conn.execute(

@@ -130,7 +130,7 @@ class PgReader:
             rows = self._run(
                 lambda conn: conn.execute(
                     f"SELECT {_MESSAGE_SELECT} FROM messages WHERE file_id=%s AND idx>%s ORDER BY idx LIMIT %s",
-                    (entry.file_id, after, PAGE),
+                    (entry.file_id, after, PAGE),  # noqa: B023 (the lambda runs at once, in this iteration)
                 ).fetchall()
             )
             for row in rows:

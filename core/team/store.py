@@ -197,7 +197,7 @@ class TeamArchive(TeamSearch, TeamReading):
             changed: list[str] = []
             for name in stale:
                 uid, gen = users[name]
-                rows = self._run(lambda conn: load_user_rows(conn, uid, name, gen))
+                rows = self._run(lambda conn: load_user_rows(conn, uid, name, gen))  # noqa: B023 (run at once, in this iteration)
                 old = libs.get(name)
                 libs[name] = Library(rows, {}, now=self._now())
                 changed.extend(changed_sessions(old, libs[name]))

@@ -92,8 +92,8 @@ class TeamSearch:
         libs = self._current()
         allowed = None
         if project or slug or session_id or agent or user or tags:
-            found = self._allowed_files(project=project, slug=slug, session_id=session_id, agent=agent, user=user, tags=tags)
-            allowed = np.array(found, dtype=np.int64)
+            file_ids = self._allowed_files(project=project, slug=slug, session_id=session_id, agent=agent, user=user, tags=tags)
+            allowed = np.array(file_ids, dtype=np.int64)
             if allowed.shape[0] == 0:
                 return []
         ids = [term_id(t) for t in (*parsed.terms, *parsed.excluded)]

@@ -112,12 +112,17 @@ def report(result: PushResult, user: str, url: str, *, quiet_when_empty: bool = 
     sys.stdout.flush()
 
 
-def watch(archive, conn, user: str, url: str, *, stop: threading.Event | None = None):
-    """Push every change the local watcher indexes until interrupted (or ``stop`` is set)."""
+def watch(archive, conn, user: str, url: str, *, stop: threading.Event | None = None, ready: threading.Event | None = None):
+    """Push every change the local watcher indexes until interrupted (or ``stop`` is set).
+
+    ``ready`` is set once the transcript roots are watched: a turn written after that is pushed.
+    """
     changed = threading.Event()
     stop = stop or threading.Event()
     archive.start_watching(lambda _result: changed.set())
     print(f"watching for new turns; pushing to {redact(url)} as {user} (Ctrl-C to stop)", file=sys.stderr)
+    if ready is not None:
+        ready.set()
     failures = 0
     last_pass = time.monotonic()
     try:

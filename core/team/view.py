@@ -43,12 +43,12 @@ class UserView(Archive):
         self._team = team
         self._user = user
         self._lib = lib
-        self.reader = team.reader
+        self.reader = team.reader  # type: ignore[assignment]  # (PgReader reads the same rows: a duck, not a subclass)
         self.config = team.config
         self._now = team._now
 
     @property
-    def library(self) -> Library:  # type: ignore[override]
+    def library(self) -> Library:
         return self._lib
 
     def _usage_source(self) -> tuple[list[usage_records.Record], dict[int, usage.Owner]]:

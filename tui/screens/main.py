@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import AbstractSet, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -128,7 +128,7 @@ class MainScreen(Screen):
         self.sessions_pane.reload(refresh=refresh)
         self.search_pane.run_search(refresh=refresh)
 
-    def archive_changed(self, changed: set[str], new: set[str], removed: set[str] = frozenset()) -> None:
+    def archive_changed(self, changed: set[str], new: set[str], removed: AbstractSet[str] = frozenset()) -> None:
         """The watcher reported changes: refresh lists and, if affected, the reader."""
         self.refresh_all(refresh=True)
         reader = self.reader
@@ -141,7 +141,7 @@ class MainScreen(Screen):
             self.reader_pane.update_status()
             return
         chain_view = reader.ref is not None and "#" not in reader.ref and ":" not in reader.ref
-        if shown & changed or (chain_view and new):
+        if reader.ref is not None and (shown & changed or (chain_view and new)):
             self.open_ref(reader.ref, query=reader.query_text, refresh=True, follow=reader.follow)
 
     def set_status(self, text: str) -> None:

@@ -4,12 +4,12 @@ numbers right-aligned so their digits line up."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
@@ -24,8 +24,8 @@ COLUMNS = ("input", "output", "cache write", "cache read", "total", "est. cost")
 
 
 class UsageScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,u,q", "close", "Close")] + [
-        Binding(key, f"group('{by}')", by.capitalize()) for key, by in GROUPINGS.items()
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,u,q", "close", "Close"), *(Binding(key, f"group('{by}')", by.capitalize()) for key, by in GROUPINGS.items())
     ]
 
     def __init__(self, by: str = "day") -> None:

@@ -143,10 +143,10 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         bottom = self.query("#edge-bottom")
         above, below = self.lo, len(self.blocks) - self.hi
         if top:
-            top.first().update(Content.styled(f"▲ {above} more above (scroll up or click)", "$text-muted"))
+            top.first(Edge).update(Content.styled(f"▲ {above} more above (scroll up or click)", "$text-muted"))
             top.first().display = above > 0
         if bottom:
-            bottom.first().update(Content.styled(f"▼ {below} more below (scroll down or click)", "$text-muted"))
+            bottom.first(Edge).update(Content.styled(f"▼ {below} more below (scroll down or click)", "$text-muted"))
             bottom.first().display = below > 0
 
     async def show(self, loaded: ConversationLoaded) -> None:

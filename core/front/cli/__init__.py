@@ -35,7 +35,7 @@ COMMANDS = {name: GROUPS[name][1] for name in ORDER}
 class _Parser(argparse.ArgumentParser):
     """Wrong arguments: one line on stderr and exit 1, like every other bad input."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         self.exit(1, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     # SUPPRESS: a global option given before the subcommand is not reset by the
     # subcommand's own copy of it.
     common = _Parser(add_help=False)
-    common.add_argument("--pattern", metavar="GLOB", default=argparse.SUPPRESS, help="only projects matching GLOB, in Claude's dir-name form (-home-me-work-*), for every agent (default *)")
+    common.add_argument("--pattern", metavar="GLOB", default=argparse.SUPPRESS,
+                        help="only projects matching GLOB, in Claude's dir-name form (-home-me-work-*), for every agent (default *)")
     common.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help="Claude projects dir (default ~/.claude/projects)")
     common.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help="postgresql://… team store (default: embedded; env RELAY_SEARCH_STORE)")
     common.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="use the demo corpus (its own HOME) instead of your history")

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 
 from core.config import Config
 from core.errors import OutOfSpace
@@ -30,7 +31,7 @@ def config_from_args(args: argparse.Namespace, env=None) -> Config:
     return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
 
 
-def progress_printer() -> callable | None:
+def progress_printer() -> Callable[[Progress], None] | None:
     if not sys.stderr.isatty():
         return None
 

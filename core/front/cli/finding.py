@@ -145,7 +145,7 @@ def cmd_show(args) -> int:
 
 def _when(timestamp: str | None, *, full: bool = False) -> str:
     """A time as the CLI prints it; "—" when unknown (core.timeutil's one rule)."""
-    if clean_ts(timestamp) is None:
+    if timestamp is None or clean_ts(timestamp) is None:
         return "—"
     return timestamp if full else timestamp[:16].replace("T", " ")
 

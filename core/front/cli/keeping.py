@@ -21,7 +21,8 @@ def add_index(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--stats", action="store_true")
     p.add_argument("--rebuild", action="store_true")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--wait", type=float, default=INDEX_LOCK_WAIT, metavar="SECONDS", help=f"while another process writes the cache, wait this long for it (default {INDEX_LOCK_WAIT:g}; then exit {EXIT_BUSY})")
+    p.add_argument("--wait", type=float, default=INDEX_LOCK_WAIT, metavar="SECONDS",
+                   help=f"while another process writes the cache, wait this long for it (default {INDEX_LOCK_WAIT:g}; then exit {EXIT_BUSY})")
 
 
 def add_tag(sub, common: argparse.ArgumentParser) -> None:

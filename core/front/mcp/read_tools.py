@@ -6,7 +6,7 @@ store, scoped with :func:`.common._scoped`, and pages within the result budget.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
@@ -58,7 +58,7 @@ def register(server: MCPServer, archive: Archive) -> None:
         with _readable_errors(archive):
             conv = archive.get_conversation(
                 _scoped(archive, session_id_or_slug, user), session=session, around_timestamp=around_timestamp,
-                roles=roles, offset=offset, limit=limit,
+                roles=cast("list[str] | None", roles), offset=offset, limit=limit,
             )  # fmt: skip
             return ConversationResult.model_validate(conv.to_dict())
 

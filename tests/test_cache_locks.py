@@ -1,0 +1,107 @@
+"""The cache's two locks, in-process (so a mutation tool sees them; the multi-process
+cases are in test_concurrency.py).
+
+- ``writer.lock``: one writer at a time; a second waits up to its limit, says who
+  holds it, and gets it once it is released.
+- ``readers.lock``: retired segments are deleted only while no reader is turning
+  catalog names into mapped segments.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from core.archive import store
+from core.archive.store import WriterLock
+from core.index.retire import READERS_LOCK, ReaderPins
+
+
+def test_one_writer_at_a_time_and_who_holds_it(tmp_path):
+    first, second = WriterLock(tmp_path), WriterLock(tmp_path)
+    assert first.acquire()
+    try:
+        assert not second.acquire()  # (no wait: answered at once)
+        assert (second.held_by_other() or "").startswith(f"pid {os.getpid()}: ")
+        assert first.held_by_other() is None  # the holder itself is not "another"
+    finally:
+        first.release()
+    assert second.held_by_other() is None
+    assert second.acquire()
+    second.release()
+
+
+def test_a_waiting_writer_gets_the_lock_once_it_is_released(tmp_path, monkeypatch):
+    holder, waiter = WriterLock(tmp_path), WriterLock(tmp_path)
+    assert holder.acquire()
+    polling = threading.Event()
+    real_sleep = store.time.sleep
+
+    def sleep(seconds: float) -> None:  # the waiter found the lock taken and polls
+        polling.set()
+        real_sleep(seconds)
+
+    monkeypatch.setattr(store.time, "sleep", sleep)
+    got: list[bool] = []
+    thread = threading.Thread(target=lambda: got.append(waiter.acquire(wait=60.0)))
+    thread.start()
+    assert polling.wait(60)
+    holder.release()
+    thread.join(60)
+    assert got == [True]
+    waiter.release()
+
+
+def test_a_reader_opening_a_snapshot_holds_deletion_off(tmp_path):
+    pins = ReaderPins(tmp_path)
+    assert not (tmp_path / READERS_LOCK).exists()
+    with pins.reading():
+        assert (tmp_path / READERS_LOCK).is_file()
+        with ReaderPins(tmp_path).deleting() as free:
+            assert free is False
+    with ReaderPins(tmp_path).deleting() as free:
+        assert free is True
+
+
+def test_a_read_only_cache_still_pins_its_readers(tmp_path):
+    with ReaderPins(tmp_path).reading():
+        pass  # (creates the lock file)
+    (tmp_path / READERS_LOCK).chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        with ReaderPins(tmp_path).reading():
+            with ReaderPins(tmp_path).deleting() as free:
+                assert free is False
+    finally:
+        tmp_path.chmod(0o755)
+
+
+def test_a_second_archive_on_the_cache_is_a_read_only_reader(tmp_path):
+    """While one process writes the cache, another opens it read-only: it answers from
+    the writer's commits and cannot write the catalog itself."""
+    import sqlite3
+
+    import pytest
+
+    from core.fixtures.demo import write_demo_corpus
+
+    from .support import open_archive
+
+    write_demo_corpus(tmp_path)
+    with open_archive(tmp_path) as writer:
+        expected = [(h.session_id, h.turn_number) for h in writer.search("watchdog")]
+        with open_archive(tmp_path) as reader:
+            assert writer.writer and not reader.writer
+            assert [(h.session_id, h.turn_number) for h in reader.search("watchdog")] == expected
+            with pytest.raises(sqlite3.OperationalError, match="readonly"):
+                reader.catalog.db.execute("INSERT INTO meta VALUES('probe', 'x')")
+
+
+def test_a_lock_file_of_garbage_names_another_process(tmp_path):
+    holder, other = WriterLock(tmp_path), WriterLock(tmp_path)
+    assert holder.acquire()
+    try:
+        (tmp_path / "writer.lock").write_bytes(b"\xff\xfe not a pid\n")
+        assert other.held_by_other() == "another process"
+    finally:
+        holder.release()
