@@ -24,9 +24,9 @@ from .support import open_archive
 QUERIES = ["snowball stemmer", "tool output field", "test", "index", "cache"]
 
 
-def _scores(home: Path) -> dict[str, list[tuple[str, int, float]]]:
+def _scores(home: Path, *mode: str) -> dict[str, list[tuple[str, int, float]]]:
     return {
-        query: [(hit["session_id"], hit["turn_number"], hit["score"]) for hit in cli_json(home, "search", query, "--limit", "50")["results"]]
+        query: [(hit["session_id"], hit["turn_number"], hit["score"]) for hit in cli_json(home, "search", query, "--limit", "50", *mode)["results"]]
         for query in QUERIES
     }
 
@@ -43,10 +43,12 @@ def test_a_deleted_transcripts_documents_leave_the_statistics(tmp_path):
     doomed = sorted(corpus.root.rglob("*.jsonl"), key=lambda p: p.stat().st_size)[-2:]
     for path in doomed:
         path.unlink()
-    after_delete = _scores(tmp_path)  # `search` syncs the delete: tombstones, no merge
+    # (BM25 alone: hybrid recall's int8 model quantises each batch's activations together,
+    # so a passage's vector moves in the last digits with its batch mates, which a rebuild changes)
+    after_delete = _scores(tmp_path, "--mode", "lexical")  # `search` syncs the delete: tombstones, no merge
     assert _segments(tmp_path) == segments, "the delete must be seen while its segment still holds the documents"
     assert run_cli(tmp_path, "index", "--rebuild").returncode == 0
-    rebuilt = _scores(tmp_path)
+    rebuilt = _scores(tmp_path, "--mode", "lexical")
     assert [q for q in QUERIES if not rebuilt[q]] == []
     assert after_delete == rebuilt
 
