@@ -100,9 +100,10 @@ async def scene_search(pilot: Pilot, query: str = "bm25 index") -> None:
 async def scene_hit_list(pilot: Pilot, query: str = "unit test") -> None:
     """A screenful of two-line hits, every matching turn (``g``), Sessions folded below."""
     await settle(pilot)
-    pilot.app.main.action_focus_search()
+    app: Any = pilot.app  # (the relay-search app: textual types it as App[Any])
+    app.main.action_focus_search()
     await pilot.press(*query)
-    await wait_for(pilot, lambda: pilot.app.main.search_pane.shown_query == query, what="hits")
+    await wait_for(pilot, lambda: app.main.search_pane.shown_query == query, what="hits")
     await pilot.press("escape", "g")
     await settle(pilot)
     await pilot.press("down", "down")
@@ -131,11 +132,12 @@ async def scene_reader_chain(pilot: Pilot) -> None:
 async def scene_reader_match(pilot: Pilot, query: str = "exponential backoff") -> None:
     """A hit opened at its match: the reader scrolled to the matching line, the words highlighted."""
     await settle(pilot)
-    pilot.app.main.action_focus_search()
+    app: Any = pilot.app  # (the relay-search app: textual types it as App[Any])
+    app.main.action_focus_search()
     await pilot.press(*[("space" if c == " " else c) for c in query])
-    await wait_for(pilot, lambda: pilot.app.main.search_pane.shown_query == query, what="hits")
+    await wait_for(pilot, lambda: app.main.search_pane.shown_query == query, what="hits")
     await pilot.press("enter")
-    reader = pilot.app.main.reader
+    reader = app.main.reader
     await wait_for(pilot, lambda: reader.is_open and reader.match_index is not None, what="the match to open")
     await pilot.press("N", "N")  # two matches up: a line inside a turn, not its top
     await settle(pilot)

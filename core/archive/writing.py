@@ -116,7 +116,7 @@ class Writer:
         rows = [
             (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain),
              d.body[:BODY_CHARS])
-            for doc_id, d in zip(out.doc_ids.tolist(), out.docs, strict=True)
+            for doc_id, d in zip([] if out.doc_ids is None else out.doc_ids.tolist(), out.docs, strict=True)
         ]  # fmt: skip
         # (all stored: only now does the sync's tally and the writer's map count it)
         known[key] = {**(row or {}), "file_id": file_id, "path": key, "session_id": out.meta.session_id}

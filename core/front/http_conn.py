@@ -23,7 +23,7 @@ def header_deadline_protocol(seconds: float = HEADER_TIMEOUT) -> type[H11Protoco
     class HeaderDeadline(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._arm()
 

@@ -301,7 +301,7 @@ class Snapshot:
                 out.matched[i] = np.zeros(n_docs, dtype=np.int16)
                 out.coverage[i] = np.zeros(n_docs, dtype=np.float64)
             held = arr > 0
-            out.totals[i] += arr  # type: ignore[operator]
+            out.totals[i] += arr
             out.matched[i] += held  # type: ignore[operator]
             out.coverage[i] += weight * held  # type: ignore[operator]
             if must:

@@ -81,13 +81,13 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
     _start_forkserver_deaf_to_ctrl_c()
 
     class Pool(ProcessPoolExecutor):
-        def submit(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def submit(self, *args, **kwargs):
             # (the first submit starts every worker: a Ctrl-C amid that left a worker
             # starting after its queues were gone, and it printed why)
             with _ctrl_c_deferred():
                 return super().submit(*args, **kwargs)
 
-        def __exit__(self, exc_type, exc, tb):  # type: ignore[no-untyped-def]
+        def __exit__(self, exc_type, exc, tb):
             if exc_type is None:
                 return super().__exit__(exc_type, exc, tb)
             # Ctrl-C (or a failure): stop now rather than finish every chunk; the next

@@ -50,7 +50,8 @@ def selected_turns(turns: list[Turn], *, turn: int | None, around_timestamp: str
         turns = [t for t in turns if t.number == turn]
     if around_timestamp:
         center = parse_user_time(around_timestamp, name="around_timestamp")
-        turns = _around(turns, center)
+        if center is not None:  # (a non-empty time always reads as one, or raises BadInput)
+            turns = _around(turns, center)
     if roles:
         turns = [_only_roles(t, set(roles)) for t in turns]
     return turns

@@ -244,11 +244,15 @@ def grouped(
         raw, session_of, lambda h: (h.file_id, (docs.get(h.doc_id) or {}).get("turn", h.doc_id))
     )
     page = firsts[offset : offset + limit]
-    counts = {session_of(h.file_id): more[h.doc_id] for h in page}
+    counts: dict[str, int] = {}
+    for h in page:
+        sid = session_of(h.file_id)
+        if sid is not None:
+            counts[sid] = more[h.doc_id]
     # A subagent's passage belongs to the main turn it ran in (as a hit's turn_number
     # and the reader's n/N have it): recount the page's sessions that have one, so
     # "+N more" is the number of other turns, not of files × turns.
-    sided = {session_of(h.file_id) for h in raw if _is_side(lib, h, docs)} & set(counts)
+    sided = {s for s in (session_of(h.file_id) for h in raw if _is_side(lib, h, docs)) if s is not None} & set(counts)
     if sided:
         # one read per session, not per passage, kept while the library (the index state) lasts:
         # the next keystroke usually hits the same sessions
@@ -259,7 +263,7 @@ def grouped(
             sid = session_of(h.file_id)
             doc = docs.get(h.doc_id)
             entry = lib.file(h.file_id)
-            if sid in sided and doc is not None and entry is not None:
+            if sid is not None and sid in sided and doc is not None and entry is not None:
                 turn = own_turn(entry, doc)
                 turns.setdefault(sid, set()).add(parents[sid](doc["ts"]) if turn is None else turn)
         counts.update({sid: len(t) - 1 for sid, t in turns.items()})
@@ -315,7 +319,7 @@ def hits(
                     is_sidechain=not entry.primary or (bool(doc["side"]) and entry.kind == "main"),
                     match_terms=tuple(terms),
                     exact_phrase=h.phrase_shown,
-                    by_meaning=bool(by_meaning) and h.doc_id in by_meaning,
+                    by_meaning=by_meaning is not None and h.doc_id in by_meaning,
                 ),
                 h,
                 doc,

@@ -115,7 +115,9 @@ class CodexSource:
             rec, _ = decode_object(head.split(b"\n", 1)[0])  # (repaired as every line is: a BOM)
         except Exception:  # unreadable heads are read (and reported) later
             return None, None
-        payload = rec.get("payload") if isinstance(rec, dict) else None
+        if not isinstance(rec, dict):
+            return None, None
+        payload = rec.get("payload")
         if not isinstance(payload, dict) or rec.get("type") != "session_meta":
             return None, None
         return spawn_parent(payload), _str(payload.get("cwd"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,6 +13,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from core.words import plural
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
 
 
 def looked_in(config: object) -> list[tuple[str, Path]]:
@@ -31,6 +37,9 @@ def looked_in(config: object) -> list[tuple[str, Path]]:
 
 class EmptyScreen(Screen[None]):
     """Shown while the archive has no sessions; the app dismisses it when one appears."""
+
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
 
     BINDINGS = [Binding("ctrl+q", "app.quit", "Quit"), Binding("r", "rescan", "Rescan")]
 

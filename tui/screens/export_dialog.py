@@ -4,6 +4,7 @@ never over a file without asking (the files themselves: :mod:`core.outputs.expor
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -16,6 +17,11 @@ from textual.widgets.option_list import Option
 from .. import tasks
 from ..messages import ExportDone
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
+
 
 class ExportScreen(ModalScreen[tuple[str, str] | None]):
     """``E``: the format and the directory to export into, shown and editable.
@@ -25,6 +31,9 @@ class ExportScreen(ModalScreen[tuple[str, str] | None]):
     file and waits for ``y`` (replace it) or ``n``. Returns the line saying what was
     written and the directory (the caller offers it next time), or None if cancelled.
     """
+
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """

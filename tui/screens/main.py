@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import AbstractSet, Any
+from typing import TYPE_CHECKING, AbstractSet, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -36,6 +36,11 @@ from .export_dialog import ExportScreen
 from .help import HelpScreen
 from .usage import UsageScreen
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
+
 EXPORT_FORMATS = {"Markdown (.md)": "md", "HTML, one self-contained page (.html)": "html", "JSON, messages API shape (.json)": "json"}
 
 PANES = ("search-pane", "sessions-pane", "reader-pane")
@@ -43,6 +48,8 @@ CONTEXTS = {"search-pane": "hits", "sessions-pane": "sessions", "reader-pane": "
 
 
 class MainScreen(Screen):
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
     BINDINGS = bindings()
     # Textual repaints the whole screen when focus moves (a 160×48 screen: 20–40 ms,
     # inside every open from a list); the widgets whose look depends on focus repaint
@@ -351,12 +358,11 @@ class MainScreen(Screen):
         self.call_after_refresh(self.reader.show_current_match)  # the new width rewraps the text
 
     def action_filter(self, kind: str) -> None:
-        app = self.app
         if kind == "date":
             labels = [label for label, _ in DATE_CHOICES] + [CUSTOM]
             self.app.push_screen(PickScreen("Filter by date", labels, "date"), self._apply_date)
             return
-        app.submit(tasks.choices, kind, reply_to=self, group="choices", exclusive=True, name=f"{kind} choices")
+        self.app.submit(tasks.choices, kind, reply_to=self, group="choices", exclusive=True, name=f"{kind} choices")
 
     @on(ChoicesLoaded)
     def _choices_loaded(self, message: ChoicesLoaded) -> None:
@@ -372,9 +378,8 @@ class MainScreen(Screen):
 
     def _apply_filter(self, kind: str):
         def apply(value: str | None) -> None:
-            if value is None:
-                return  # cancelled
-            self.app.set_filter(kind, value or None)
+            if value is not None:  # (None: cancelled)
+                self.app.set_filter(kind, value or None)
 
         return apply
 
@@ -441,6 +446,5 @@ class MainScreen(Screen):
         self.app.push_screen(HelpScreen())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "hit":  # n / N: only with a query's (or a find's) matches to step through
-            return True if self.reader.navigable else False
-        return True
+        # n / N: only with a query's (or a find's) matches to step through
+        return bool(self.reader.navigable) if action == "hit" else True

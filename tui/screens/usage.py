@@ -4,7 +4,7 @@ numbers right-aligned so their digits line up."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on
@@ -19,11 +19,19 @@ from core.outputs.usage import ESTIMATE_NOTE, human, money
 from .. import tasks
 from ..messages import UsageLoaded
 
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
+
 GROUPINGS = {"d": "day", "w": "week", "m": "month", "p": "project", "o": "model", "s": "session", "a": "agent"}
 COLUMNS = ("input", "output", "cache write", "cache read", "total", "est. cost")
 
 
 class UsageScreen(ModalScreen[None]):
+
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,u,q", "close", "Close"), *(Binding(key, f"group('{by}')", by.capitalize()) for key, by in GROUPINGS.items())
     ]

@@ -11,7 +11,7 @@ to mount is :mod:`tui.widgets.window`'s arithmetic; this module mounts them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from textual.app import ComposeResult
@@ -29,8 +29,13 @@ from ..marks import Marks, Match, find_matches
 from ..messages import ConversationLoaded
 from .marked import highlight_style
 from .reader_matches import MatchNavigation
-from .turn_view import MoreSteps, SessionHeader, TurnView, block_widget
+from .turn_view import Fold, MoreSteps, SessionHeader, TurnView, block_widget
 from .window import BEFORE, PAGE, opening, step_limits, unchanged, updated_end
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
 
 
 class Edge(Static):
@@ -45,6 +50,9 @@ class Edge(Static):
 
 class Reader(MatchNavigation, VerticalScroll, can_focus=True):
     """The scrolling conversation. State: blocks, mounted window, current turn, hits."""
+
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
 
     BINDINGS = [
         Binding("right_square_bracket", "turn(1)", "Next turn", show=False),
@@ -174,7 +182,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             await self._window(center, at_end=self.follow)
         target = self._widget(self.current) if self.current is not None else None
         if loaded.unfold_subagents and isinstance(target, TurnView):
-            for fold in target.query(".subagent"):
+            for fold in target.query(".subagent").results(Fold):
                 fold.expanded = True
 
     async def _window(self, center: int, *, at_end: bool = False, reveal: Match | None = None) -> None:

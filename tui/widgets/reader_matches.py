@@ -9,9 +9,10 @@ view, at any terminal size.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.actions import SkipAction
+from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from core.words import plural
@@ -20,8 +21,15 @@ from ..marks import Marks, Match, find_matches, next_match
 from .marked import MarkedStatic, match_rows
 from .turn_view import TurnView
 
+# (for the type checker the mixin is the reader's VerticalScroll; at run time the reader
+# supplies it, so the mixin adds no base of its own)
+if TYPE_CHECKING:
+    _ReaderBase = VerticalScroll
+else:
+    _ReaderBase = object
 
-class MatchNavigation:
+
+class MatchNavigation(_ReaderBase):
     """Reader state and moves for matches (mixed into the reader, a ``VerticalScroll``)."""
 
     marks: Marks
@@ -33,7 +41,13 @@ class MatchNavigation:
     blocks: list[Any]
     ref: str | None
     matches_complete: bool = True
-    # and, from the reader: _widget, go_to, is_open; from VerticalScroll: scroll_to, query, parent, size
+    if TYPE_CHECKING:  # the reader's own, which the moves use
+
+        @property
+        def is_open(self) -> bool: ...
+
+        def _widget(self, index: int) -> Widget | None: ...
+        async def go_to(self, index: int, reveal: Match | None = None) -> None: ...
 
     async def _reveal(self, match: Match) -> None:
         """Mount (and unfold) the step holding ``match``; once laid out, scroll its line into view."""

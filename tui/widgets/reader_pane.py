@@ -9,6 +9,7 @@ a word, highlights it with the query's highlight and steps through it.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -22,6 +23,11 @@ from core.words import plural
 from .. import tasks
 from ..messages import ConversationLoaded, MatchesCounted
 from .reader import Reader
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
 
 _UUID = re.compile(r"\b([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
@@ -89,6 +95,9 @@ class FindBar(Horizontal):
 
 class ReaderPane(Vertical):
     """Status line (what is open, match position, turns, follow state) above the :class:`Reader`."""
+
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
 
     _turns: tuple[object, int] = (None, 0)
 

@@ -20,7 +20,7 @@ complete answer, not scrolled to where its partial first hit went.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -35,6 +35,11 @@ from core.query.syntax import phrase_note
 from .. import tasks
 from ..messages import SearchFinished
 from .hit_rows import hit_prompt, open_prompt
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
 
 NEAR_END = 3  # rows from the end of the list at which the next page is fetched
 
@@ -84,6 +89,9 @@ class HitList(OptionList):
 class SearchPane(Vertical):
     """Input + hits. Posts :class:`SearchPane.HitChosen` when a hit is opened, and
     :class:`SearchPane.RefChosen` for the "open slug#4-5" row a typed reference gets."""
+
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
 
     class RefChosen(Message):
         def __init__(self, ref: str) -> None:

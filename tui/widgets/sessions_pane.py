@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.actions import SkipAction
@@ -26,6 +26,11 @@ from textual.widgets.option_list import Option
 from .. import tasks
 from ..formatting import compress_numbers, one_line, relative_time, spread
 from ..messages import SessionsLoaded
+
+if TYPE_CHECKING:
+    from textual import getters
+
+    from ..host import RelayHost
 
 PAGE = 200
 LIVE = "●"
@@ -153,6 +158,9 @@ def row_prompt(row: Row, now: datetime, marked: bool, width: int, folded: bool =
 class SessionList(OptionList):
     """The list itself; marks live here because they are about these rows."""
 
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
+
     BINDINGS = [
         Binding("space", "toggle_mark", "Mark", show=False),
         Binding("shift+down", "extend(1)", "Extend range", show=False),
@@ -173,7 +181,7 @@ class SessionList(OptionList):
         self.all_rows: list[Row] = []
         self.folded: set[str] = set()  # slugs of folded chains
         self.marked: set[str] = set()  # session ids, all in one chain
-        self.anchor: int | None = None
+        self.range_anchor: int | None = None  # where a shift+arrow range started (Widget.anchor is a method)
         self.rendered_width: int | None = None  # the width rows were laid out for
 
     @property
@@ -246,7 +254,7 @@ class SessionList(OptionList):
         if not self.marked <= chain_ids:
             self.marked = set()
         self.marked ^= {sid}
-        self.anchor = self.highlighted
+        self.range_anchor = self.highlighted
         self._refresh_marks()
 
     def action_extend(self, step: int) -> None:
@@ -260,10 +268,10 @@ class SessionList(OptionList):
         nxt = self.rows[target]
         if nxt.kind != "session" or nxt.slug != row.slug:
             return
-        if self.anchor is None or not self.marked:
-            self.anchor = index
+        if self.range_anchor is None or not self.marked:
+            self.range_anchor = index
             self.marked = {row.session.session_id}
-        lo, hi = sorted((self.anchor, target))
+        lo, hi = sorted((self.range_anchor, target))
         self.marked = {self.rows[i].session.session_id for i in range(lo, hi + 1)}
         self.highlighted = target
         self._refresh_marks()
@@ -272,7 +280,7 @@ class SessionList(OptionList):
         if not self.marked:
             raise SkipAction()  # esc goes on to the screen (clears the search box)
         self.marked = set()
-        self.anchor = None
+        self.range_anchor = None
         self._refresh_marks()
 
     def selection_ref(self) -> str | None:
@@ -293,6 +301,9 @@ class SessionList(OptionList):
 
 class SessionsPane(Vertical):
     """Header line + :class:`SessionList`; posts :class:`SessionsPane.Chosen`."""
+
+    if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
+        app = getters.app(RelayHost)
 
     class Chosen(Message):
         def __init__(self, ref: str, row: Row) -> None:
