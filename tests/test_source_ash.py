@@ -353,3 +353,24 @@ def test_missing_files_never_raise(tmp_path: Path) -> None:
     assert result.error and result.entries == []
     counts = Counter(e.type for e in result.entries)
     assert not counts
+
+
+def test_record_ids_reused_by_two_sessions_do_not_link_them(tmp_path: Path) -> None:
+    """Ash numbers its records per session (``m001`` in each): equal ids in two sessions
+    are no replay or continuation, so each is a session of its own (issue 24)."""
+    from .hostile_support import cli_json
+
+    first = AshSession(tmp_path / ".ash", key="telegram_1_1")
+    second = AshSession(tmp_path / ".ash", key="telegram_2_2")
+    for session, word in ((first, "alpha"), (second, "beta")):
+        session.user(f"plan the {word} rollout")
+        session.assistant(f"The {word} rollout is planned.")
+    ids = {json.loads(line).get("id") for s in (first, second) for line in s.context.read_text().splitlines()}
+    assert {"m001", "m002"} <= ids  # (the same ids in both files: the case under test)
+    listed = cli_json(tmp_path, "list")["sessions"]
+    assert sorted((s["session_id"], s["chain_length"], s["slug"]) for s in listed) == [
+        ("telegram_1_1", 1, None),
+        ("telegram_2_2", 1, None),
+    ]
+    for word, key in (("alpha", "telegram_1_1"), ("beta", "telegram_2_2")):
+        assert [h["session_id"] for h in cli_json(tmp_path, "search", word)["results"]] == [key]
