@@ -147,6 +147,31 @@ async def test_following_a_growing_session_by_since_returns_each_message_once(tm
     assert [m["is_sidechain"] for m in whole].count(True) == 8
 
 
+async def test_a_record_written_after_a_later_one_is_streamed_in_time_order(tmp_path: Path) -> None:
+    """Claude Code writes a compaction's summary before the ``/compact`` command that
+    caused it: the stream is still in time order, so a client paging by ``since`` with
+    the last time it saw cannot skip the earlier record (issue 24)."""
+    root = tmp_path / ".claude" / "projects"
+    start = datetime.now(timezone.utc) - timedelta(hours=1)
+    t = ClaudeTranscript(stable_uuid("test-answers", "late-record"), cwd=LEGACY, slug="late-quiet-heron", start=start)
+    t.user("Plan the heron migration")
+    t.assistant("Planned.")
+    t.user("Compact the heron notes")
+    t.assistant("Heron summary written.")
+    path = t.write_under(root)
+    lines = path.read_text().splitlines()
+    lines[-2], lines[-1] = lines[-1], lines[-2]  # the later answer written before its prompt
+    path.write_text("\n".join(lines) + "\n")
+    with Archive.open(Config.from_env({"HOME": str(tmp_path)})) as archive:
+        async with Client(build_server(archive), raise_exceptions=True) as c:
+            whole = (await ok(c, "get_session_messages", session_id=t.session_id))["messages"]
+            first_two = whole[:2]
+            rest = (await ok(c, "get_session_messages", session_id=t.session_id, since=first_two[-1]["timestamp"]))
+    assert [m["text"] for m in whole] == ["Plan the heron migration", "Planned.", "Compact the heron notes", "Heron summary written."]
+    assert _in_time_order(whole)
+    assert [m["text"] for m in rest["messages"]] == ["Compact the heron notes", "Heron summary written."]
+
+
 # --- 2. ranges are served or refused ------------------------------------------------------
 
 

@@ -4,9 +4,12 @@ A session is several files: its main transcript(s) and its subagents' transcript
 Reading them file after file puts a subagent's work after the whole main stream,
 although it happened in the middle; a client following the session by ``since``
 would then see old messages again. Here each file keeps its own order (its records
-are in the order they were written) and the files are merged by time; ties go to
-the earlier file, so the order is stable. A message without a timestamp keeps the
-time of the message before it in its file, so it stays where it was written.
+are sorted by their own time, stably: a record written after a later one — Claude
+Code writes a compaction summary before the `/compact` command that caused it —
+takes its place in time, so a client paging by ``since`` never skips it) and the
+files are merged by time; ties go to the earlier file, then to write order. A
+message without a timestamp keeps the time of the message written before it, so it
+stays right after that message.
 
 ``since`` is strictly after on that same time: a message is new when its time
 (as the merge orders it) is later than the time a client last saw.
@@ -23,21 +26,25 @@ from core.timeutil import parse_ts
 from core.views import BOUNDARY  # the type of the marker between sessions of a chain or range
 
 
-def _timed(stream: Iterable[Message]) -> Iterator[tuple[float, Message]]:
-    """(merge time, message): the latest time seen so far in this file."""
+def _timed(stream: Iterable[Message]) -> list[tuple[float, Message]]:
+    """(time, message) of one file in time order (stable); an untimed message takes
+    the time of the message written before it."""
     last = float("-inf")
+    timed: list[tuple[float, Message]] = []
     for message in stream:
-        if message.timestamp:
-            t = parse_ts(message.timestamp)
-            if t and t > last:
-                last = t
-        yield last, message
+        t = parse_ts(message.timestamp) if message.timestamp else None
+        if t:
+            last = t
+        timed.append((last, message))
+    timed.sort(key=lambda pair: pair[0])  # (stable: equal times keep write order)
+    return timed
 
 
 def merge_by_time(files: Sequence[Iterable[Message]]) -> Iterator[tuple[float, Message]]:
     """Messages of several files, in time order; (time, message) pairs.
 
-    Lazy: one message per file is held at a time, so a long session streams.
+    Each file is ordered whole (its records may be written out of time order); the
+    files are then merged lazily.
     """
     keyed = [((t, index, pos, m) for pos, (t, m) in enumerate(_timed(f))) for index, f in enumerate(files)]
     for t, _, _, message in heapq.merge(*keyed):
