@@ -172,6 +172,35 @@ async def test_a_record_written_after_a_later_one_is_streamed_in_time_order(tmp_
     assert [m["text"] for m in rest["messages"]] == ["Compact the heron notes", "Heron summary written."]
 
 
+async def test_an_ash_branch_streams_as_one_block_after_the_default_view(tmp_path: Path) -> None:
+    """Ash: the default view, then each other branch together, each in time order (the
+    branch's note right after its opening prompt) — never the two lines interleaved."""
+    from core.fixtures.ash import AshSession
+
+    config = Config.from_env({"HOME": str(tmp_path)})
+    s = AshSession(config.ash_home)
+    s.user("plan a trip")
+    where = s.assistant("Where to?")
+    s.user("Paris")
+    s.assistant("Paris it is.")
+    s.fork(where, "b-rome")
+    s.user("Rome instead")
+    s.assistant("Rome it is.")
+    s.switch("main")
+    s.user("Book the Paris hotel")
+    s.assistant("Booked.")
+    with Archive.open(config) as archive:
+        [info] = archive.list_sessions()
+        async with Client(build_server(archive), raise_exceptions=True) as c:
+            stream = (await ok(c, "get_session_messages", session_id=info.session_id))["messages"]
+    texts = [m["text"] for m in stream]
+    assert texts == [
+        "plan a trip", "Where to?", "Paris", "Paris it is.", "Book the Paris hotel", "Booked.",
+        "Rome instead", f"Branch b-rome forks from message {where}", "Rome it is.",
+    ]  # fmt: skip
+    assert _in_time_order(stream[:6]) and _in_time_order(stream[6:])
+
+
 # --- 2. ranges are served or refused ------------------------------------------------------
 
 

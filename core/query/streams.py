@@ -28,16 +28,21 @@ from core.views import BOUNDARY  # the type of the marker between sessions of a 
 
 def _timed(stream: Iterable[Message]) -> list[tuple[float, Message]]:
     """(time, message) of one file in time order (stable); an untimed message takes
-    the time of the message written before it."""
+    the time of the message written before it. An Ash branch (a run of one ``branch``
+    value, as the adapter emits them: the default view, then each other branch) stays
+    one block, in time order inside."""
     last = float("-inf")
-    timed: list[tuple[float, Message]] = []
+    block = 0
+    keyed: list[tuple[int, float, Message]] = []
     for message in stream:
+        if keyed and message.branch != keyed[-1][2].branch:
+            block += 1
         t = parse_ts(message.timestamp) if message.timestamp else None
         if t:
             last = t
-        timed.append((last, message))
-    timed.sort(key=lambda pair: pair[0])  # (stable: equal times keep write order)
-    return timed
+        keyed.append((block, last, message))
+    keyed.sort(key=lambda k: (k[0], k[1]))  # (stable: equal times keep write order)
+    return [(t, m) for _, t, m in keyed]
 
 
 def merge_by_time(files: Sequence[Iterable[Message]]) -> Iterator[tuple[float, Message]]:
