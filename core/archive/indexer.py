@@ -165,8 +165,12 @@ class Indexer:
                 return
             ids = [first_chunk + n for n in range(len(chunks))]
             with make_pool(worker_count(len(chunks))) as pool:
-                for output in pool.map(run_chunk, ids, chunks, [str(self.segments_dir)] * len(chunks)):
-                    report(output)
+                # (not pool.map: on Ctrl-C its generator cancels the queued futures from
+                # this thread, and the pool's own thread then failed them again when the
+                # workers were stopped - Python 3.11 printed InvalidStateError)
+                futures = [pool.submit(run_chunk, n, chunk, str(self.segments_dir)) for n, chunk in zip(ids, chunks)]
+                for future in futures:
+                    report(future.result())
 
     @contextmanager
     def _bulk_cache(self, bulk: bool) -> Iterator[None]:
