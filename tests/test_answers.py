@@ -174,7 +174,7 @@ async def test_a_record_written_after_a_later_one_is_streamed_in_time_order(tmp_
 
 async def test_an_ash_branch_streams_as_one_block_after_the_default_view(tmp_path: Path) -> None:
     """Ash: the default view, then each other branch together, each in time order (the
-    branch's note right after its opening prompt) — never the two lines interleaved."""
+    branch's note first) — never the two lines interleaved."""
     from core.fixtures.ash import AshSession
 
     config = Config.from_env({"HOME": str(tmp_path)})
@@ -196,7 +196,7 @@ async def test_an_ash_branch_streams_as_one_block_after_the_default_view(tmp_pat
     texts = [m["text"] for m in stream]
     assert texts == [
         "plan a trip", "Where to?", "Paris", "Paris it is.", "Book the Paris hotel", "Booked.",
-        "Rome instead", f"Branch b-rome forks from message {where}", "Rome it is.",
+        f"Branch b-rome forks from message {where}", "Rome instead", "Rome it is.",
     ]  # fmt: skip
     assert _in_time_order(stream[:6]) and _in_time_order(stream[6:])
 

@@ -98,11 +98,12 @@ def test_default_view_is_newest_branch_and_others_follow_marked(config: Config) 
         ("main", "Paris"),
         ("main", "Paris it is."),
     ]
-    assert [e.text for e in entries if e.starts_turn] == ["plan a trip", "Rome instead", "Paris"]
     marker = next(e for e in entries if e.role == "system")
-    assert (marker.branch, marker.parent_uuid, marker.starts_turn) == ("main", ids["a1"], False)
+    assert [e.text for e in entries if e.starts_turn] == ["plan a trip", "Rome instead", marker.text]
+    assert (marker.branch, marker.parent_uuid, marker.starts_turn) == ("main", ids["a1"], True)
     assert marker.text == f"Branch main forks from message {ids['a1']}"
-    assert entries.index(marker) == 5  # inside the branch's own first turn, after its prompt
+    # the note opens the branch's own turn, before its prompt (which starts no other turn)
+    assert [e.text for e in entries[4:6]] == [marker.text, "Paris"]
     # the older branch gets a new message: it becomes the default view
     s.switch("main")
     s.user("and a hotel?")
@@ -131,16 +132,17 @@ def test_nested_forks_return_every_branch_once(config: Config) -> None:
         (None, "No trip then.", False),
         # branches in order of their first line; one opening with a regenerated answer
         # repeats the question it answers, so every branch's answer has its own turn
-        ("b-rome-alt", "plan a trip", True),
+        # (a branch's turn is opened by its note, right before these)
+        ("b-rome-alt", "plan a trip", False),
         ("b-rome-alt", "Where to?", False),
         ("b-rome-alt", "Rome instead", True),
         ("b-rome-alt", "Rome, but by train.", False),
-        ("main", "Paris", True),
+        ("main", "Paris", False),
         ("main", "Paris it is.", False),
-        ("b-rome", "Rome instead", True),
+        ("b-rome", "Rome instead", False),
         ("b-rome", "Rome it is.", False),
     ]
-    repeated = [e for e in entries if e.starts_turn and e.branch and e.uuid is None]
+    repeated = [e for e in entries if e.role == "user" and e.branch and e.uuid is None]
     assert [(e.parent_uuid, e.entry_index) for e in repeated] == [(ids["u1"], 1), (ids["u3"], 5)]
     markers = [e for e in entries if e.role == "system" and e.type == "text"]
     assert [(m.branch, m.parent_uuid) for m in markers] == [
@@ -148,6 +150,9 @@ def test_nested_forks_return_every_branch_once(config: Config) -> None:
         ("main", ids["a1"]),
         ("b-rome", ids["u3"]),
     ]
+    for marker in markers:  # each opens a turn, right before its branch's first message
+        after = entries[entries.index(marker) + 1]
+        assert marker.starts_turn and (after.branch, after.role) == (marker.branch, "user")
 
 
 def test_leaves_without_state_become_implicit_branches(config: Config) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec.structs import replace
+
 from core.model import COMPACTION_TEXT, Entry
 
 from .ash_records import _encode, _str, _text, _ts, bound, message_text
@@ -30,9 +32,11 @@ class _Emitter:
         self.unreadable = 0
 
     def segment(self, label: str | None, fork: str | None, items: list[_Item], tree: _Tree) -> None:
-        """One branch segment. A non-default branch opens its own turn: with its own first
-        prompt, or, when it starts with a regenerated answer, with the question it answers
-        repeated (``uuid=None``). The marker note follows that prompt."""
+        """One branch segment. A non-default branch opens its own turn with a note that
+        says where it forks, then its own first prompt, or, when it starts with a
+        regenerated answer, the question it answers repeated (``uuid=None``). The note
+        opens the turn (so a reader meets it before the branch, not inside it); the
+        prompt after it is still the turn's prompt."""
         if label is None or not items:
             for item in items:
                 self.item(item, label)
@@ -42,16 +46,18 @@ class _Emitter:
         )
         opens = first is not None and is_prompt(items[first])
         head = items[: first + 1] if opens and first is not None else []
+        where = f"message {fork}" if fork else "the start"
+        self._add("system", "text", f"Branch {label} forks from {where}", items[0], label,
+                  parent=fork, starts=True)  # fmt: skip
+        note = len(self.entries)
         for item in head:
             self.item(item, label)
         asked = None if opens else tree.prompt_above(fork)
         if asked is not None:
             self._add("user", "text", message_text(asked.rec), asked, label,
-                      parent=_str(asked.rec.get("id")), starts=True)  # fmt: skip
-        where = f"message {fork}" if fork else "the start"
-        self._add(
-            "system", "text", f"Branch {label} forks from {where}", items[0], label, parent=fork
-        )
+                      parent=_str(asked.rec.get("id")))  # fmt: skip
+        # (one turn: the prompt after the note does not start another)
+        self.entries[note:] = [replace(e, starts_turn=False) if e.starts_turn else e for e in self.entries[note:]]
         for item in items[len(head) :]:
             self.item(item, label)
 
