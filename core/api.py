@@ -152,11 +152,17 @@ class Archive:
         self._wipe()
         return self.sync(progress=progress)
 
-    def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None) -> None:
+    def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None, *, embed: bool = True) -> None:
         """Watch the transcript roots (a reader: the writer's cache) and sync what changes.
 
-        Returns once the roots are watched: a change made after it is seen."""
-        self._upkeep.start_watching(on_change)
+        Returns once the roots are watched: a change made after it is seen. ``embed=False``
+        leaves embedding the passages without vectors to :meth:`embed_in_background`
+        (the app starts it once it is interactive); later changes are embedded as they land."""
+        self._upkeep.start_watching(on_change, embed=embed)
+
+    def embed_in_background(self) -> None:
+        """Start embedding what has no vector yet (the writer only); returns at once."""
+        self.semantic.kick()
 
     def remove_listener(self, on_change: Callable[[UpdateResult], None]) -> None:
         """Stop calling ``on_change`` (an app closing while the archive lives on)."""

@@ -3,12 +3,14 @@ the status line says when semantic recall is off and why (Textual Pilot, a real 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
 from core.fixtures.demo import DEFAULT_NOW, write_demo_corpus
 from core.semantic.embedder import MODEL_ENV, SHIPPED_DIR, model_state
+from tui import app as app_module
 from tui.app import make_app
 from tui.testing import settle, wait_for
 from tui.widgets.search_pane import HitList
@@ -73,3 +75,42 @@ async def test_the_status_line_says_semantic_recall_is_off_and_why(tmp_path: Pat
         assert "model file missing" in status
         await search(pilot, PARAPHRASE)
         assert not any(h.by_meaning for h in app.main.search_pane.hits)
+
+
+def _embedding() -> bool:
+    return any(t.name == "relay-search-embed" and t.is_alive() for t in threading.enumerate())
+
+
+async def test_the_app_starts_embedding_only_after_it_is_interactive(tmp_path: Path, monkeypatch):
+    """Loading the model and embedding a fresh archive took the interpreter from the
+    first paint and keys: the app leaves it until EMBED_AFTER past its first sync."""
+    monkeypatch.setattr(app_module, "EMBED_AFTER", 3600.0)
+    write_demo_corpus(tmp_path)
+    app = make_app(tmp_path, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await search(pilot, "sourdough")
+        assert not _embedding()
+        assert app.archive.stats().semantic["embedded"] == 0
+
+
+async def test_the_app_embeds_a_fresh_archive_itself_and_then_finds_by_meaning(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(app_module, "EMBED_AFTER", 0.1)
+    write_demo_corpus(tmp_path)
+    baking = transcript(BAKING, cwd="/home/t/kitchen")
+    baking.user("The sourdough loaf came out dense again. What went wrong?")
+    baking.assistant("Underproofed dough: let it rise longer, and bake it hotter with steam for a lighter crumb.")
+    baking.write_under(tmp_path / ".claude" / "projects")
+    app = make_app(tmp_path, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.archive.stats().semantic
+        assert before["embedded"] < before["passages"]
+
+        def embedded() -> bool:  # (not wait_semantic: that would start the embedding itself)
+            now = app.archive.stats().semantic
+            return now["embedded"] == now["passages"] == before["passages"]
+
+        await wait_for(pilot, embedded, timeout=300, what="the app to embed every passage")
+        await search(pilot, BREAD_QUERY)
+        assert [h.session_id for h in app.main.search_pane.hits if h.by_meaning] == [BAKING]

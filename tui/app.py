@@ -53,6 +53,10 @@ REFRESH_DELAY = 0.25  # seconds: live changes within this window refresh once
 IDLE_CHECK = 0.5  # seconds between looks for an idle moment to collect garbage in
 PARTIAL_REFRESH = 0.5  # seconds between refreshes of the panes while a cold index lands
 TAGS_CHECK = 0.5  # seconds between looks at the tag store (another process may tag)
+# Embedding the passages without vectors (a model load, then minutes of work on a
+# fresh archive) waits this long after the first sync: started at once, it took the
+# interpreter from the first paint and the first keys (launch -> interactive 2.5 s).
+EMBED_AFTER = 2.0  # seconds
 
 
 class RelayApp(App[None]):
@@ -220,13 +224,14 @@ class RelayApp(App[None]):
         if not self.watching:
             self.watching = True
             self.submit(self._watch, name="watch", group="lifecycle")
+            self.set_timer(EMBED_AFTER, lambda: self.submit(tasks.embed, name="embed", group="lifecycle"))
             if self.heap is not None:
                 self.heap.settled()
         if message.result is not None and getattr(message.result, "rebuilt", None):
             self.notify(f"Index rebuilt: {message.result.rebuilt}")
 
     def _watch(self, archive: Any) -> None:
-        archive.start_watching(on_change=self._on_change)
+        archive.start_watching(on_change=self._on_change, embed=False)  # (embedding: EMBED_AFTER)
 
     def _on_change(self, result: Any) -> None:
         """Watcher thread: remember what changed, then wake the UI (bursts collapse)."""

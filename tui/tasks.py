@@ -214,6 +214,11 @@ def stats(archive: Any) -> StatsUpdated:
     return StatsUpdated(stats=archive.stats())
 
 
+def embed(archive: Any) -> None:
+    """Start embedding what has no vector yet (a thread of the core's; returns at once)."""
+    archive.embed_in_background()
+
+
 def session_count(archive: Any) -> SessionCount:
     return SessionCount(count=len(archive.list_sessions(limit=1)))
 

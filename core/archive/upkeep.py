@@ -106,7 +106,7 @@ class Upkeep:
         thread.start()
         return thread
 
-    def start_watching(self, on_change: Callable[[UpdateResult], None] | None) -> None:
+    def start_watching(self, on_change: Callable[[UpdateResult], None] | None, *, embed: bool = True) -> None:
         archive = self._archive
         if on_change is not None:
             self._listeners.append(on_change)
@@ -115,7 +115,8 @@ class Upkeep:
         from .watch import Watcher  # (watchdog) only a long-running process watches
 
         archive.indexer.merge_in_background()
-        archive.semantic.kick()  # after BM25 is published, at low priority (core/archive/semantic_job.py)
+        if embed:  # after BM25 is published, at low priority (core/archive/semantic_job.py)
+            archive.semantic.kick()
         roots = [root for source in all_sources(archive.config.agents) for root in source.watch_roots(archive.config)]
         if archive.writer:
             self._watcher = Watcher(roots, lambda paths: archive.sync(paths))
