@@ -5,13 +5,15 @@ says once that the cache could not be updated; ``index`` exits 1; never a traceb
 Faults are real where this machine allows: a 2 MB tmpfs filled to the last byte and a
 read-only bind mount need root, so without it the full disk is injected at SQLite's
 write layer in the subprocess (``PRAGMA max_page_count``: SQLite's own "database or
-disk is full") and the read-only directory is made with ``chmod``.
+disk is full"). The read-only directory is made both ways where it can be: a bind
+mount (EROFS) and ``chmod`` (EACCES; as root, the CLI runs without CAP_DAC_OVERRIDE).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from . import hostile_support
 from .hostile_support import run_cli
 from .test_faults import _fill
 
@@ -127,15 +130,21 @@ def test_a_full_disk_injected_at_sqlite_answers_from_the_cache(tmp_path):
 # --- a read-only cache directory ----------------------------------------------------------------
 
 
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
-    """(home, cache home): a built cache, then made read-only — a read-only bind mount
-    as root (who may write anything chmod forbids), chmod as anyone else."""
+DROP_OVERRIDE = "-dac_override,-dac_read_search"  # what lets root write where chmod forbids
+
+
+@pytest.fixture(params=["mount", "chmod"])
+def read_only(request, tmp_path: Path, monkeypatch) -> Iterator[tuple[Path, Path]]:
+    """(home, cache home): a built cache, then made read-only — by a read-only bind mount
+    (root only), or by ``chmod`` (for root, the CLI then runs without the capability
+    that lets root write anything chmod forbids)."""
     home = _home(tmp_path)
     source = tmp_path / "cache"
     sessions = _indexed(home, {"XDG_CACHE_HOME": str(source)})
     assert sessions
-    if os.geteuid() == 0:
+    if request.param == "mount":
+        if os.geteuid() != 0:
+            pytest.skip("a bind mount needs root")
         target = tmp_path / "ro-cache"
         target.mkdir()
         bound = subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True, text=True)
@@ -149,10 +158,23 @@ def read_only(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
         finally:
             subprocess.run(["umount", "-l", str(target)], check=False)
         return
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root, and no setpriv to drop CAP_DAC_OVERRIDE with")
+        wrapper = tmp_path / "relay-search-as-owner"
+        wrapper.write_text(f'#!/bin/sh\nexec {setpriv} --bounding-set {DROP_OVERRIDE} --inh-caps {DROP_OVERRIDE} '
+                           f'{hostile_support.SCRIPT} "$@"\n')  # fmt: skip
+        wrapper.chmod(0o755)
+        monkeypatch.setattr(hostile_support, "SCRIPT", wrapper)
     paths = [source, *source.rglob("*")]
     for path in paths:
         path.chmod(stat.S_IMODE(path.stat().st_mode) & ~0o222)
     try:
+        if os.geteuid() == 0:  # the wrapper really cannot write there (else this tests nothing)
+            probe = subprocess.run([setpriv, "--bounding-set", DROP_OVERRIDE, "--inh-caps", DROP_OVERRIDE,
+                                    "touch", str(source / "relay-search" / "probe")], capture_output=True)  # fmt: skip
+            assert probe.returncode != 0
         yield home, source
     finally:
         for path in paths:
