@@ -126,7 +126,8 @@ class TeamArchive(TeamSearch, TeamReading):
     def wait_for_first_index(self, timeout: float) -> bool:
         return True  # the store is indexed as members push
 
-    def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None) -> None:
+    def start_watching(self, on_change: Callable[[UpdateResult], None] | None = None, *, embed: bool = True) -> None:
+        """Poll the shared store for other users' changes (``embed``: nothing to embed here)."""
         if on_change is not None:
             self._listeners.append(on_change)
         if self._poller is not None:
@@ -162,6 +163,9 @@ class TeamArchive(TeamSearch, TeamReading):
         if self._poller is not None:
             self._poller.join(timeout=5)
             self._poller = None
+
+    def embed_in_background(self) -> None:
+        """Nothing to embed: team search is by words only (see :meth:`wait_semantic`)."""
 
     def wait_semantic(self, timeout: float | None = None) -> bool:
         """Nothing to wait for: team search is by words only (no vectors in the shared store yet)."""
