@@ -2,7 +2,8 @@
 testing: the 8 MB block and the bracket shortcut are never reached by small files).
 
 - ``iter_blocks`` yields whole lines only, whatever the block size, with each
-  block's end offset; a half-written last line stays unread.
+  block's end offset; a half-written last line stays unread, a blank one is read
+  (the offset reaches the end of the file); a block is about the block size.
 - ``too_deep`` asks the raw bytes only after walking ``WALK_FIRST`` containers: a
   wide but shallow record is never "too deep", a deep one always is.
 """
@@ -40,6 +41,24 @@ def test_blocks_resume_from_an_offset(tmp_path):
     blocks = list(iter_blocks(path, start, block_bytes=5))
     assert b"".join(b for _, b in blocks) == b"".join(LINES[2:])
     assert blocks[-1][0] == len(b"".join(LINES))
+
+
+@pytest.mark.parametrize("block_bytes", [1, 8, 9, 4096])
+def test_a_blank_last_line_is_read_to_the_end_of_the_file(tmp_path, block_bytes):
+    """(With 8, the last read is the blank line alone: a newline at a block's first byte.)"""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a":1}\n\n')
+    blocks = list(iter_blocks(path, block_bytes=block_bytes))
+    assert b"".join(block for _, block in blocks) == b'{"a":1}\n\n'
+    assert blocks[-1][0] == 9  # the stored offset: the end of the file, not one short
+
+
+def test_blocks_stay_near_the_block_size(tmp_path):
+    """The file is read a block at a time, not whole: lines of 8 bytes in blocks of 16."""
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"i":0}\n' * 10)
+    blocks = list(iter_blocks(path, block_bytes=16))
+    assert blocks == [(16 * n, b'{"i":0}\n' * 2) for n in range(1, 6)]
 
 
 def _nested(depth: int) -> object:
