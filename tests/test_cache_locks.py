@@ -10,7 +10,15 @@ cases are in test_concurrency.py).
 from __future__ import annotations
 
 import os
+import shutil
+import stat
+import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
 
 from core.archive import store
 from core.archive.store import WriterLock
@@ -63,17 +71,52 @@ def test_a_reader_opening_a_snapshot_holds_deletion_off(tmp_path):
         assert free is True
 
 
-def test_a_read_only_cache_still_pins_its_readers(tmp_path):
-    with ReaderPins(tmp_path).reading():
-        pass  # (creates the lock file)
-    (tmp_path / READERS_LOCK).chmod(0o444)
-    tmp_path.chmod(0o555)
+@contextmanager
+def _not_root() -> Iterator[None]:
+    """Root opens any file read-write whatever its mode: as root, the block runs as
+    nobody (the effective uid only, given back after it); anyone else runs it as is."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+def test_a_read_only_cache_still_pins_its_readers():
+    cache = Path(tempfile.mkdtemp(prefix="relay-ro-"))  # (not under tmp_path: nobody could not reach it)
+    try:
+        with ReaderPins(cache).reading():
+            pass  # (creates the lock file)
+        (cache / READERS_LOCK).chmod(0o444)
+        cache.chmod(0o555)
+        with _not_root():
+            with pytest.raises(PermissionError):
+                os.open(cache / READERS_LOCK, os.O_RDWR)  # (the case: it cannot be opened for writing)
+            with ReaderPins(cache).reading():
+                with ReaderPins(cache).deleting() as free:
+                    assert free is False
+            with ReaderPins(cache).deleting() as free:
+                assert free is True
+    finally:
+        cache.chmod(0o755)
+        shutil.rmtree(cache)
+
+
+def test_the_lock_files_are_made_rw_r_r_under_the_usual_umask(tmp_path):
+    umask = os.umask(0o022)
     try:
         with ReaderPins(tmp_path).reading():
-            with ReaderPins(tmp_path).deleting() as free:
-                assert free is False
+            pass
+        lock = WriterLock(tmp_path)
+        assert lock.acquire()
+        lock.release()
     finally:
-        tmp_path.chmod(0o755)
+        os.umask(umask)
+    for name in (READERS_LOCK, "writer.lock"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
 
 
 def test_a_second_archive_on_the_cache_is_a_read_only_reader(tmp_path):
