@@ -148,3 +148,75 @@ def test_a_lock_file_of_garbage_names_another_process(tmp_path):
         assert other.held_by_other() == "another process"
     finally:
         holder.release()
+
+
+class _Clock:
+    """``store.time`` for the tests that wait: each poll's sleep moves the clock on at once."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_a_writer_polls_every_tenth_of_a_second_until_its_wait_is_over(tmp_path, monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(store, "time", clock)
+    holder, other = WriterLock(tmp_path), WriterLock(tmp_path)
+    assert holder.acquire()
+    try:
+        assert not other.acquire()
+        assert clock.sleeps == []  # no wait: not one poll
+        assert not other.acquire(wait=0.35)
+        assert clock.sleeps == [0.1] * 4
+    finally:
+        holder.release()
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["/usr/local/bin/relay-search", "serve", "--port", "8000"], "relay-search serve"),
+        (["relay-search", "search", "watchdog"], "relay-search search"),  # the subcommand only
+        (["/usr/local/bin/relay-search", "--json", "list"], "relay-search"),  # an option first: no subcommand named
+        (["/usr/local/bin/relay-search"], "relay-search"),
+        (["-c", "tui"], "relay-search tui"),  # python -c
+        (["/site-packages/core/__main__.py", "index"], "relay-search index"),  # python -m
+        (["/usr/bin/", "index"], "relay-search index"),
+        (["/usr/bin/python3.11"], "python3.11"),
+        ([""], "python"),
+        ([], "python"),
+        (["relay-search", "x" * 300], "relay-search " + "x" * 187),  # 200 characters at most
+    ],
+)
+def test_the_lock_file_names_the_command_that_holds_it(tmp_path, monkeypatch, argv, command):
+    monkeypatch.setattr(store.sys, "argv", argv)
+    (tmp_path / "writer.lock").write_text(f"99999 {'y' * 400}\n")  # a longer line left by a process gone
+    holder, other = WriterLock(tmp_path), WriterLock(tmp_path)
+    assert holder.acquire()
+    try:
+        assert other.held_by_other() == f"pid {os.getpid()}: {command}"
+        assert (tmp_path / "writer.lock").read_text() == f"{os.getpid()} {command}\n"
+    finally:
+        holder.release()
+
+
+def test_a_released_lock_is_another_processs_once_taken_again(tmp_path, monkeypatch):
+    monkeypatch.setattr(store.sys, "argv", ["relay-search", "serve"])
+    first, second = WriterLock(tmp_path), WriterLock(tmp_path)
+    assert first.acquire()
+    first.release()
+    assert second.acquire()
+    try:
+        assert first.held_by_other() == f"pid {os.getpid()}: relay-search serve"
+        assert not first.acquire()
+    finally:
+        second.release()
+    assert first.acquire()  # and it can be taken again
+    first.release()
