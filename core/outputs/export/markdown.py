@@ -8,8 +8,8 @@ quoted ``<details>`` block where the call that started it sits.
 Transcript text is data, not markup: outside code (fences and spans, which
 viewers show as they are) raw HTML is escaped (``<`` → ``&lt;``: no tag, comment or
 autolink survives), a link to anything but ``http(s)``, ``mailto`` or a relative
-path (``javascript:``, ``data:``, an entity-encoded scheme) is broken (``]\(``),
-and every image is made a plain link (``!\[``), so opening the file fetches
+path (``javascript:``, ``data:``, an entity-encoded scheme) is broken (``]\\(``),
+and every image is made a plain link (``!\\[``), so opening the file fetches
 nothing and runs nothing. Values in code spans (ids, directories) get a fence
 longer than any backtick run in them.
 """
