@@ -279,3 +279,29 @@ async def test_the_current_turn_paints_its_background_and_the_one_left_stops(tmp
             current = background(f"reply{shown}")
             others = {background(f"reply{i}") for i in range(1, 5) if i != shown}
             assert len(others) == 1 and current not in others, (shown, current, others)
+
+
+async def test_paging_down_finds_two_screens_already_mounted_below(tmp_path):
+    """PageDown through a long session: once the reader settles, at least two screens
+    below the view are mounted (or the session's end is), so the next pages paint
+    without waiting for turns to mount (the window grows after a paint, ahead of need)."""
+    t = ClaudeTranscript("5a1e2b3c-0000-4000-8000-000000000024", cwd="/home/me/work/bay", slug="long-amber-bay",
+                         start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC))
+    for i in range(60):
+        t.user(f"question {i} about the bay")
+        t.assistant(f"reply {i}\n\n- one\n- two\n- three")
+    t.write_under(tmp_path / ".claude" / "projects")
+    app = make_app(tmp_path, now=NOW)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "enter")
+        reader = app.main.reader
+        await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
+        await settle(pilot)
+        reader.focus()
+        assert reader.hi < len(reader.blocks)  # (a window, not the whole session)
+        for _ in range(12):
+            await pilot.press("pagedown")
+            await settle(pilot)
+            below = reader.max_scroll_y - reader.scroll_y
+            assert reader.hi == len(reader.blocks) or below > 2 * reader.size.height, (reader.scroll_y, below)
