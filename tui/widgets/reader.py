@@ -141,10 +141,9 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
     def _make(self, index: int, limit: int | None = None) -> Widget:
         widget = block_widget(self.blocks[index], self.app.now(), limit)
         widget.id = f"block-{index}"
-        if index in self.hits:
-            widget.add_class("-hit")
-        if index == self.current:
-            widget.add_class("-current")
+        # (update=False: not mounted yet, mounting styles it; updating here restyled it twice)
+        widget.set_class(index in self.hits, "-hit", update=False)
+        widget.set_class(index == self.current, "-current", update=False)
         return widget
 
     def _edges(self) -> None:
