@@ -243,3 +243,65 @@ async def test_a_match_in_a_folded_step_of_a_freshly_mounted_turn_opens_it(home)
         text = visible_text(app)
         assert "the zeppelin" in text and "gauge is fine" in text  # (wrapped at 80×24)
         assert "▾ thinking" in text  # the thinking fold shows as open  # the thinking fold shows as open
+
+
+async def test_the_current_turn_paints_its_background_and_the_one_left_stops(tmp_path):
+    """``]`` moves the current turn: every row of it (its answer too, not only the turn's own
+    box) paints in the current turn's background, and the turn it left paints as the others.
+    (The reader restyles the turn alone on a move, not its subtree: this catches a child
+    left painted in the old background.)"""
+    t = ClaudeTranscript("5a1e2b3c-0000-4000-8000-000000000023", cwd="/home/me/work/bay", slug="brisk-amber-bay",
+                         start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC))
+    for i in range(1, 5):
+        t.user(f"question {i} about the bay")
+        t.assistant(f"reply{i} about the bay")
+    t.write_under(tmp_path / ".claude" / "projects")
+    app = make_app(tmp_path, now=NOW)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "enter")
+        reader = app.main.reader
+        await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
+        await settle(pilot)
+        reader.focus()
+
+        def background(word: str):
+            rows = [strip for _, strip in reader_lines(app) if word in strip.text]
+            assert rows, visible_text(app)
+            return next(s for s in rows[0] if word in s.text).style.bgcolor
+
+        for _ in range(3):
+            before = reader.current
+            await pilot.press("right_square_bracket")
+            await wait_for(pilot, lambda before=before: reader.current != before, what="the next turn")
+            await settle(pilot)
+            shown = reader.current_block.turn + 1  # (turns count from 0; the replies from 1)
+            current = background(f"reply{shown}")
+            others = {background(f"reply{i}") for i in range(1, 5) if i != shown}
+            assert len(others) == 1 and current not in others, (shown, current, others)
+
+
+async def test_paging_down_finds_two_screens_already_mounted_below(tmp_path):
+    """PageDown through a long session: once the reader settles, at least two screens
+    below the view are mounted (or the session's end is), so the next pages paint
+    without waiting for turns to mount (the window grows after a paint, ahead of need)."""
+    t = ClaudeTranscript("5a1e2b3c-0000-4000-8000-000000000024", cwd="/home/me/work/bay", slug="long-amber-bay",
+                         start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC))
+    for i in range(60):
+        t.user(f"question {i} about the bay")
+        t.assistant(f"reply {i}\n\n- one\n- two\n- three")
+    t.write_under(tmp_path / ".claude" / "projects")
+    app = make_app(tmp_path, now=NOW)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "enter")
+        reader = app.main.reader
+        await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
+        await settle(pilot)
+        reader.focus()
+        assert reader.hi < len(reader.blocks)  # (a window, not the whole session)
+        for _ in range(12):
+            await pilot.press("pagedown")
+            await settle(pilot)
+            below = reader.max_scroll_y - reader.scroll_y
+            assert reader.hi == len(reader.blocks) or below > 2 * reader.size.height, (reader.scroll_y, below)

@@ -80,6 +80,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         self.hi = 0
         self.follow = False
         self._busy = False
+        self._extend_queued = False
         self.marks = Marks()  # what MarkedStatic lines highlight (see tui.marks)
         self.highlight = Style(reverse=True, bold=True)  # the theme's, once mounted
         self.matches: list[Match] = []  # what n / N step through: the query's, or the found word's
@@ -140,10 +141,9 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
     def _make(self, index: int, limit: int | None = None) -> Widget:
         widget = block_widget(self.blocks[index], self.app.now(), limit)
         widget.id = f"block-{index}"
-        if index in self.hits:
-            widget.add_class("-hit")
-        if index == self.current:
-            widget.add_class("-current")
+        # (update=False: not mounted yet, mounting styles it; updating here restyled it twice)
+        widget.set_class(index in self.hits, "-hit", update=False)
+        widget.set_class(index == self.current, "-current", update=False)
         return widget
 
     def _edges(self) -> None:
@@ -214,8 +214,27 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             self.scroll_to_widget(widget, animate=False, top=True)
 
     def _widget(self, index: int) -> Widget | None:
-        found = self.query(f"#block-{index}")
-        return found.first() if found else None
+        # (by the children's id index: a CSS query walked and matched the whole
+        # mounted window, ~4 ms a call, three calls an n)
+        try:
+            return self.get_child_by_id(f"block-{index}")
+        except NoMatches:
+            return None
+
+    def _mark_current(self, widget: Widget, on: bool) -> None:
+        """Add or remove ``-current`` restyling the turn alone, not its subtree.
+
+        ``add_class`` re-applies the stylesheet to every descendant (~10 ms a turn,
+        twice an n). No rule selects below ``.-current``, so the descendants only
+        drop their cached visual style (it holds the turn's background) and repaint.
+        """
+        if widget.has_class("-current") == on:
+            return
+        widget.set_class(on, "-current", update=False)
+        self.app.stylesheet.update_nodes([widget], animate=False)
+        for child in widget.walk_children():
+            child.notify_style_update()
+            child.refresh()
 
     async def _update(self, loaded: ConversationLoaded) -> None:
         """Live update: keep what is unchanged, replace the changed tail."""
@@ -268,6 +287,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             pass  # the reader was cleared or reopened meanwhile: nothing to extend
         finally:
             self._busy = False
+        self.call_after_refresh(self._check_edges)  # short turns: a page may not reach two screens ahead
 
     async def _extend(self, direction: int) -> None:
         if direction > 0 and self.hi < len(self.blocks):
@@ -328,13 +348,34 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             self._busy = False
         self.call_after_refresh(self._check_more)
 
+    def _edge_due(self) -> int:
+        """Which way the window should grow now (0: neither).
+
+        Down as soon as the view is within two screens of the mounted end: a page
+        (PageDown, j held) then finds the next turns already mounted.
+        """
+        if not self.blocks:
+            return 0
+        if self.hi < len(self.blocks) and self.scroll_y >= self.max_scroll_y - 2 * self.size.height:
+            return 1
+        if self.lo > 0 and self.scroll_y <= 1 and self.max_scroll_y > 0:
+            return -1
+        return 0
+
     def _check_edges(self) -> None:
-        if not self.blocks or self._busy:
+        if self._busy or self._extend_queued or not self._edge_due():
             return
-        if self.hi < len(self.blocks) and self.scroll_y >= self.max_scroll_y - self.size.height:
-            self.call_later(self.extend, 1)
-        elif self.lo > 0 and self.scroll_y <= 1 and self.max_scroll_y > 0:
-            self.call_later(self.extend, -1)
+        # After the screen refreshed: mounting a page (~100-200 ms of compose and
+        # markdown) must not hold back the paint of the key that scrolled here, nor
+        # the other after-refresh callbacks (hence call_later from there).
+        self._extend_queued = True
+        self.call_after_refresh(self.call_later, self._extend_due)
+
+    async def _extend_due(self) -> None:
+        self._extend_queued = False
+        direction = self._edge_due()  # (again: the view may have moved, or another conversation opened)
+        if direction:
+            await self.extend(direction)
 
     # --- moving around -------------------------------------------------------
 
@@ -342,7 +383,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         """Make block ``index`` current, mounting around it if needed (and show ``reveal``)."""
         old = self._widget(self.current) if self.current is not None else None
         if old is not None:
-            old.remove_class("-current")
+            self._mark_current(old, False)
         self.current = index
         if not (self.lo <= index < self.hi):
             await self._window(index, reveal=reveal)
@@ -350,7 +391,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             return
         widget = self._widget(index)
         if widget is not None:
-            widget.add_class("-current")
+            self._mark_current(widget, True)
             if reveal is not None:
                 await self._reveal(reveal)
             else:

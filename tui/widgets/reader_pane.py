@@ -129,9 +129,14 @@ class ReaderPane(Vertical):
         if reader.follow:
             extras.append("● following (f to stop)")
         width = status.size.width or max(self.size.width - 4, 20)
-        status.update(status_line(short_ref(reader.view_ref() or ""), position, plural(turns, "turn"), extras, width))
-        bar = self.query_one(FindBar)
-        bar.query_one(".find-count", Static).update(reader.hit_position() if reader.marks.find else "")
+        # one fixed-height line: a new text never resizes it, so no layout of the
+        # whole screen (it ran on every n / N)
+        status.update(status_line(short_ref(reader.view_ref() or ""), position, plural(turns, "turn"), extras, width),
+                      layout=False)
+        count = self.query_one(FindBar).query_one(".find-count", Static)
+        text = reader.hit_position() if reader.marks.find else ""
+        if str(count.content) != text:  # (its width is auto: a change lays out, so only on a change)
+            count.update(text)
 
     # --- find ----------------------------------------------------------------
 
