@@ -31,7 +31,11 @@ if TYPE_CHECKING:
 
 FILE_BATCH = 256  # passages per vector file
 MAX_FAILURES = 3  # passes failing in a row before the job gives up and the stats say why
-RUN_BATCH = 16  # passages per model run (similar lengths together: little padding)
+# Passages per model run. One: no padding, and a passage's vector does not depend on the
+# passages beside it (the int8 graph quantizes a run's activations with one scale for the
+# whole run). Batches of 16 cost more CPU than single passages (measured, issue 25) and
+# held ~100 MB of activations per run.
+RUN_BATCH = 1
 
 
 class EmbeddedArchive(Protocol):
@@ -167,12 +171,11 @@ class SemanticJob:
                 docs = self._archive.catalog.docs(ids.tolist())
                 ids = np.array([i for i in ids.tolist() if i in docs], dtype=np.int64)
                 texts = [docs[i]["body"] or "" for i in ids.tolist()]
-                order = np.argsort([len(t) for t in texts], kind="stable")
-                vectors = np.zeros((ids.shape[0], DIM), dtype=np.float32)
-                for run in _batches(order, RUN_BATCH):
+                vectors = np.zeros((ids.shape[0], DIM), dtype=np.float16)  # as stored: half the bytes
+                for start in range(0, len(texts), RUN_BATCH):
                     if self._stop.is_set():  # closing: a model run takes a fraction of a second, a file several
                         return False
-                    vectors[run] = embedder.embed([texts[j] for j in run.tolist()])
+                    vectors[start : start + RUN_BATCH] = embedder.embed(texts[start : start + RUN_BATCH])
                 if ids.shape[0]:
                     self.store.add(ids, vectors)
             self.pending = max(0, self.pending - int(ids.shape[0]))

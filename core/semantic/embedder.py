@@ -95,18 +95,37 @@ def model_state(env: Mapping[str, str]) -> ModelState:
     return ModelState(not problem, problem, folder=str(folder))
 
 
-class Embedder:
-    """Texts → L2-normalised float32 vectors (mean pooling is in the graph)."""
+_sessions: dict[tuple[str, int], Any] = {}  # (folder, threads) → the onnxruntime session the embedders share
 
-    def __init__(self, folder: Path, *, threads: int = 1) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
 
+def _session(folder: Path, threads: int) -> Any:
+    """One onnxruntime session per model file and thread count (the caller holds ``_load_lock``).
+
+    The query embedder and the background job share it: ``run`` is thread-safe, and a second
+    session would hold a second copy of the weights (~40 MB). Without the memory arena and
+    its planned pattern each run frees what it allocated, so a batch's activations are not
+    kept (the arena grew to the largest batch and stayed there: issue 25)."""
+    import onnxruntime as ort
+
+    key = (str(folder), threads)
+    if key not in _sessions:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads  # never more than 1–2 cores: search and indexing come first
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self._session: Any = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
+        _sessions[key] = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
+    return _sessions[key]
+
+
+class Embedder:
+    """Texts → L2-normalised float32 vectors (mean pooling is in the graph)."""
+
+    def __init__(self, folder: Path, *, threads: int = 1) -> None:
+        from tokenizers import Tokenizer
+
+        self._session: Any = _session(folder, threads)
         self._tokenizer: Any = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
@@ -142,7 +161,8 @@ _load_lock = threading.Lock()
 def load(env: Mapping[str, str], *, role: str = "query", threads: int = 1) -> Embedder | None:
     """The process's embedder for ``role`` (loaded once per folder), or None when the model cannot run.
 
-    The background job and queries get separate sessions: a query never waits for a batch.
+    The background job and queries get separate embedders (tokenizer and lock): a query never
+    waits for a batch. They share the model's session (:func:`_session`).
     """
     state = model_state(env)
     if not state.on:
