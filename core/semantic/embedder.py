@@ -13,14 +13,15 @@ query (BM25 alone) never pays for them.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib.util
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -93,6 +94,27 @@ def model_state(env: Mapping[str, str]) -> ModelState:
     if not problem and not (folder / TOKENIZER_FILE).is_file():
         problem = f"tokenizer missing ({folder / TOKENIZER_FILE})"
     return ModelState(not problem, problem, folder=str(folder))
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:  # glibc only; elsewhere (macOS, musl) freed memory stays with the allocator
+        return cast("Callable[[int], int]", ctypes.CDLL(None).malloc_trim)
+    except (AttributeError, OSError):
+        return None
+
+
+_trim = _malloc_trim()
+
+
+def release_freed_memory() -> None:
+    """Give the pages malloc holds free back to the system (glibc's ``malloc_trim``).
+
+    Without the arena a model run's activations are malloc'd and freed, but glibc keeps freed
+    chunks below its (growing) mmap threshold, fragmented: ~30 MB more at peak on the 1.8 GB
+    bench, and the resident set stays high after the job is done (issue 25). A call costs
+    well under a millisecond beside a run's quarter second."""
+    if _trim is not None:
+        _trim(0)
 
 
 _sessions: dict[tuple[str, int], Any] = {}  # (folder, threads) → the onnxruntime session the embedders share

@@ -88,9 +88,17 @@ class VectorStore:
                 rows.append(vecs)
             if doc_ids:
                 ids = np.concatenate(doc_ids)
-                matrix = np.concatenate(rows).astype(np.float32)
-                ids, first = np.unique(ids, return_index=True)  # a doc embedded twice (a retried batch): keep one
-                matrix = matrix[first]
+                # One float32 matrix filled file by file: concatenating, casting and then picking
+                # the unique rows held three copies at once (40 MB for 11k passages; issue 25).
+                matrix = np.empty((ids.shape[0], DIM), dtype=np.float32)
+                start = 0
+                for vecs in rows:
+                    matrix[start : start + vecs.shape[0]] = vecs
+                    start += vecs.shape[0]
+                del rows
+                if ids.shape[0] > 1 and not bool((ids[1:] > ids[:-1]).all()):  # else already sorted, unique
+                    ids, first = np.unique(ids, return_index=True)  # a doc embedded twice (a retried batch): keep one
+                    matrix = matrix[first]
             else:
                 ids, matrix = EMPTY.doc_ids, EMPTY.matrix
             self._loaded = Vectors(ids, matrix, names, tuple(damaged))
@@ -138,7 +146,7 @@ class VectorStore:
         mostly_dead = loaded.count and int(keep.sum()) < loaded.count // 2  # a rebuilt or much-changed index
         if not loaded.files or (len(loaded.files) <= (1 if force else MERGE_FILES) and not mostly_dead):
             return False
-        self._write(loaded.doc_ids[keep], loaded.matrix[keep].astype(np.float16))
+        self._write(loaded.doc_ids[keep], loaded.matrix.astype(np.float16)[keep])  # (the smaller copies first)
         for name in loaded.files:  # a reader that listed one of these skips it and lists again next query
             (self.folder / name).unlink(missing_ok=True)
         return True
