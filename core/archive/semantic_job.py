@@ -92,7 +92,7 @@ class SemanticJob:
         """What ``index --stats``, MCP, HTTP and the app say about semantic recall."""
         state = self.state()
         alive = alive_doc_ids(self._archive._snapshot)
-        embedded = int(np.isin(alive, self.store.load().doc_ids).sum()) if alive.shape[0] else 0
+        embedded = int(np.isin(alive, self.store.doc_ids()[0]).sum()) if alive.shape[0] else 0
         return {
             "on": state.on, "reason": state.reason, "model": state.model_id,
             "embedded": embedded, "passages": int(alive.shape[0]), "vector_bytes": self.store.nbytes(),
@@ -161,7 +161,7 @@ class SemanticJob:
         self.store.prepare()
         self.store.remove_damaged()
         alive = alive_doc_ids(self._archive._snapshot)
-        missing = alive[~np.isin(alive, self.store.load().doc_ids)]
+        missing = alive[~np.isin(alive, self.store.doc_ids()[0])]
         self.pending = int(missing.shape[0])
         for ids in _batches(missing, FILE_BATCH):
             with self._batch_lock:  # a rebuild waits for this batch; its doc ids mean other passages after it
