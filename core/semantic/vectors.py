@@ -188,30 +188,33 @@ class VectorStore:
         """Rewrite the files as one holding only ``alive`` doc ids, when there are many files, when most of
         their vectors belong to passages no longer indexed, or (``force``) whenever there is more than one."""
         stored, _ = self.doc_ids()
-        files = [n for n in self._names() if self._ids.get(n) is not None]
+        readable = [(n, ids) for n in self._names() if (ids := self._ids.get(n)) is not None]
+        files = [n for n, _ in readable]
         alive_count = int(np.isin(stored, alive).sum())
         mostly_dead = stored.shape[0] and alive_count < stored.shape[0] // 2  # a rebuilt or much-changed index
         if not files or (len(files) <= (1 if force else MERGE_FILES) and not mostly_dead):
             return False
-        # File by file, float16 as stored: through load()'s float32 matrix the merge held four copies
-        # of every vector at once (issue 25).
-        ids_kept, rows_kept = [], []
-        for name in files:
-            try:
-                with np.load(self.folder / name) as data:
-                    ids, vecs = np.asarray(data["doc_ids"], dtype=np.int64), np.asarray(data["vectors"], dtype=np.float16)
-            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged since it was listed
-                return False
-            keep = np.isin(ids, alive)
-            ids_kept.append(ids[keep])
-            rows_kept.append(vecs[keep])
-            del ids, vecs
-        ids = np.concatenate(ids_kept)
-        rows = np.concatenate(rows_kept)
-        del ids_kept, rows_kept
-        if ids.shape[0] > 1 and not bool((ids[1:] > ids[:-1]).all()):
-            ids, first = np.unique(ids, return_index=True)  # a doc embedded twice: the first file's vector
-            rows = rows[first]
+        # Into one float16 array, file by file (the doc ids are known without the vectors): through
+        # load()'s float32 matrix the merge held four copies of every vector at once (issue 25).
+        per_file = [ids for _, ids in readable]
+        every = np.concatenate(per_file)
+        kept = np.flatnonzero(np.isin(every, alive))
+        ids, first = np.unique(every[kept], return_index=True)  # a doc embedded twice: the first file's vector
+        source = kept[first]  # row of each merged vector in the files' concatenation
+        rows = np.empty((ids.shape[0], DIM), dtype=np.float16)
+        offset = 0
+        for name, file_ids in zip(files, per_file, strict=True):
+            end = offset + file_ids.shape[0]
+            wanted = np.flatnonzero((source >= offset) & (source < end))
+            if wanted.shape[0]:
+                try:
+                    with np.load(self.folder / name) as data:
+                        vecs = np.asarray(data["vectors"], dtype=np.float16)
+                except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged since it was read
+                    return False
+                rows[wanted] = vecs[source[wanted] - offset]
+                del vecs
+            offset = end
         self._write(ids, rows)
         for name in files:  # a reader that listed one of these skips it and lists again next query
             (self.folder / name).unlink(missing_ok=True)
