@@ -128,8 +128,8 @@ def _session(folder: Path, threads: int) -> Any:
     session would hold a second copy of the weights (~40 MB). Without the memory arena and
     its planned pattern each run frees what it allocated: the arena grew to the largest batch
     and stayed there (~270 MB resident embedding 1,500 passages with one session, against 207
-    with :func:`release_freed_memory`; issue 25). The price: re-faulting those pages each run,
-    ~15% more CPU per passage (measured loaded); a query's embedding takes the same ~2 ms."""
+    with :func:`release_freed_memory`; issue 25). The price: those pages are faulted in anew each
+    run: 3–18% more CPU per passage in loaded runs (noisy); a query's embedding takes the same ~2 ms."""
     import onnxruntime as ort
 
     key = (str(folder), threads)
