@@ -33,7 +33,7 @@ FILE_BATCH = 256  # passages per vector file
 MAX_FAILURES = 3  # passes failing in a row before the job gives up and the stats say why
 # Passages per model run (similar lengths together: little padding). Not a memory knob: the
 # int8 graph quantizes a run's activations with one scale for the whole run, so another
-# size gives other vectors (one passage per run: 190 MB instead of 250 at peak, but the
+# size gives other vectors (one passage per run: 192 MB instead of 235 at peak, but the
 # dev eval's R@1 fell 0.794 → 0.786; issue 25).
 RUN_BATCH = 16
 
