@@ -24,6 +24,15 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _rss_now_kb() -> int:
+    """The process's resident set now (Linux; 0 elsewhere): what the embedding left behind, beside its peak."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return next((int(line.split()[1]) for line in f if line.startswith("VmRSS:")), 0)
+    except OSError:
+        return 0
+
+
 def _pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
@@ -41,11 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--queries", type=Path, default=Path("../shared/eval/dev-queries.json"))
     ap.add_argument("--fresh", action="store_true", help="delete the cache first")
+    ap.add_argument("--cache", type=Path, help="XDG_CACHE_HOME to use instead of HOME/.cache (a copy of a built cache)")
+    ap.add_argument("--no-queries", action="store_true", help="stop after embedding (the memory and throughput part)")
     args = ap.parse_args(argv)
     from core.api import Archive
     from core.config import Config
 
     env = eval_env(args.home)
+    if args.cache:
+        env["XDG_CACHE_HOME"] = str(args.cache)
     config = Config.from_env(env)
     if args.fresh:
         shutil.rmtree(config.cache_path, ignore_errors=True)
@@ -58,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     stats = archive.stats()
     sem = stats.semantic
-    queries = _query_texts(args.queries) if args.queries.exists() else []
+    rss_now = _rss_now_kb()
+    queries = _query_texts(args.queries) if args.queries.exists() and not args.no_queries else []
     latency: dict[str, list[float]] = {"lexical": [], "auto": [], "hybrid": []}
     for q in queries[:5]:  # warm both paths (the model's first run)
         archive.search(q, mode="auto")
@@ -77,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         "passages_per_s": round((sem.get("embedded") or 0) / max(t2 - t1, 1e-9), 1),
         "peak_rss_mb_before_embedding": round(rss_before / 1024, 1),
         "peak_rss_mb_after_embedding": round(rss_after / 1024, 1),
+        "rss_mb_after_embedding": round(rss_now / 1024, 1),
         "vector_bytes": sem.get("vector_bytes"), "index_bytes": stats.index_bytes,
         "vectors_pct_of_transcripts": round(100 * (sem.get("vector_bytes") or 0) / max(stats.transcript_bytes, 1), 2),
         **{f"{m}_p50_ms": round(_pct(v, 50), 1) for m, v in latency.items() if v},

@@ -17,7 +17,9 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -164,13 +166,22 @@ class Indexer:
                     report(run_chunk(first_chunk + n, chunk, str(self.segments_dir)))
                 return
             ids = [first_chunk + n for n in range(len(chunks))]
-            with make_pool(worker_count(len(chunks))) as pool:
+            workers = worker_count(len(chunks))
+            with make_pool(workers) as pool:
                 # (not pool.map: on Ctrl-C its generator cancels the queued futures from
                 # this thread, and the pool's own thread then failed them again when the
                 # workers were stopped - Python 3.11 printed InvalidStateError)
-                futures = [pool.submit(run_chunk, n, chunk, str(self.segments_dir)) for n, chunk in zip(ids, chunks)]
-                for future in futures:
-                    report(future.result())
+                # A few chunks ahead of the writer, each let go of once committed: with every
+                # chunk submitted at once the workers ran ahead of the commits and the finished
+                # outputs (~9 MB of objects per 2,000 small files) piled up in the writer, and a
+                # list of the futures kept them all (issue 25: 770 MB for 100,000 files).
+                futures: deque[Future[ChunkOutput]] = deque()
+                for n, chunk in zip(ids, chunks):
+                    if len(futures) >= 2 * workers:
+                        report(futures.popleft().result())
+                    futures.append(pool.submit(run_chunk, n, chunk, str(self.segments_dir)))
+                while futures:
+                    report(futures.popleft().result())
 
     @contextmanager
     def _bulk_cache(self, bulk: bool) -> Iterator[None]:

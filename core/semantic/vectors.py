@@ -57,6 +57,7 @@ class VectorStore:
         self.folder = self.root / model_id
         self.model_id = model_id
         self._loaded: Vectors = EMPTY
+        self._ids: dict[str, np.ndarray | None] = {}  # file → its doc ids (None: damaged); files never change
         self._lock = threading.Lock()
 
     def _names(self) -> list[str]:
@@ -71,6 +72,7 @@ class VectorStore:
             names = tuple(self._names())
             if names == self._loaded.files:
                 return self._loaded
+            self._loaded = EMPTY  # the old matrix goes now (unless a search holds it), not after the new one is built
             doc_ids, rows, damaged, kept = [], [], [], []
             for name in names:
                 try:
@@ -88,13 +90,65 @@ class VectorStore:
                 rows.append(vecs)
             if doc_ids:
                 ids = np.concatenate(doc_ids)
-                matrix = np.concatenate(rows).astype(np.float32)
-                ids, first = np.unique(ids, return_index=True)  # a doc embedded twice (a retried batch): keep one
-                matrix = matrix[first]
+                # One float32 matrix filled file by file: concatenating, casting and then picking
+                # the unique rows held three copies at once (40 MB for 11k passages; issue 25).
+                matrix = np.empty((ids.shape[0], DIM), dtype=np.float32)
+                start = 0
+                for vecs in rows:
+                    matrix[start : start + vecs.shape[0]] = vecs
+                    start += vecs.shape[0]
+                del rows
+                if ids.shape[0] > 1 and not bool((ids[1:] > ids[:-1]).all()):  # else already sorted, unique
+                    ids, first = np.unique(ids, return_index=True)  # a doc embedded twice (a retried batch): keep one
+                    matrix = matrix[first]
             else:
                 ids, matrix = EMPTY.doc_ids, EMPTY.matrix
             self._loaded = Vectors(ids, matrix, names, tuple(damaged))
             return self._loaded
+
+    def _file_ids(self, name: str) -> np.ndarray | None:
+        """A file's doc ids, its vectors checked as :meth:`load` checks them (CRC, shape) but not kept;
+        None when damaged. Raises FileNotFoundError when the file was merged away meanwhile."""
+        path = self.folder / name
+        try:
+            with zipfile.ZipFile(path) as zf:
+                if zf.testzip() is not None:  # streams every member through its CRC-32
+                    return None
+                with zf.open("vectors.npy") as f:
+                    version = np.lib.format.read_magic(f)
+                    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    shape = read_header(f)[0]
+            with np.load(path) as data:
+                ids = np.asarray(data["doc_ids"], dtype=np.int64)
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            return None
+        return ids if len(shape) == 2 and shape == (ids.shape[0], DIM) else None
+
+    def doc_ids(self) -> tuple[np.ndarray, list[str]]:
+        """The doc ids the readable files hold (sorted, unique) and the damaged files, without their vectors.
+
+        What the writer needs to know what to embed, and what the stats count: only a search needs the
+        float32 matrix (300 MB for 200,000 passages; issue 25). Each file is read once per process."""
+        with self._lock:
+            names = self._names()
+            if tuple(names) == self._loaded.files:
+                return self._loaded.doc_ids, list(self._loaded.damaged)
+            found, damaged = [], []
+            for name in names:
+                if name not in self._ids:
+                    try:
+                        self._ids[name] = self._file_ids(name)
+                    except FileNotFoundError:  # merged away by the writer meanwhile
+                        continue
+                ids = self._ids[name]
+                if ids is None:
+                    damaged.append(name)
+                else:
+                    found.append(ids)
+            self._ids = {n: self._ids[n] for n in names if n in self._ids}
+            return (np.unique(np.concatenate(found)) if found else EMPTY.doc_ids), damaged
 
     # --- the writer only ---------------------------------------------------------------
 
@@ -111,7 +165,7 @@ class VectorStore:
 
     def remove_damaged(self) -> list[str]:
         """Delete the files that failed to load; their passages count as not embedded again."""
-        damaged = list(self.load().damaged)
+        damaged = self.doc_ids()[1]
         for name in damaged:
             (self.folder / name).unlink(missing_ok=True)
         return damaged
@@ -133,13 +187,36 @@ class VectorStore:
     def merge(self, alive: np.ndarray, *, force: bool = False) -> bool:
         """Rewrite the files as one holding only ``alive`` doc ids, when there are many files, when most of
         their vectors belong to passages no longer indexed, or (``force``) whenever there is more than one."""
-        loaded = self.load()
-        keep = np.isin(loaded.doc_ids, alive)
-        mostly_dead = loaded.count and int(keep.sum()) < loaded.count // 2  # a rebuilt or much-changed index
-        if not loaded.files or (len(loaded.files) <= (1 if force else MERGE_FILES) and not mostly_dead):
+        stored, _ = self.doc_ids()
+        readable = [(n, ids) for n in self._names() if (ids := self._ids.get(n)) is not None]
+        files = [n for n, _ in readable]
+        alive_count = int(np.isin(stored, alive).sum())
+        mostly_dead = stored.shape[0] and alive_count < stored.shape[0] // 2  # a rebuilt or much-changed index
+        if not files or (len(files) <= (1 if force else MERGE_FILES) and not mostly_dead):
             return False
-        self._write(loaded.doc_ids[keep], loaded.matrix[keep].astype(np.float16))
-        for name in loaded.files:  # a reader that listed one of these skips it and lists again next query
+        # Into one float16 array, file by file (the doc ids are known without the vectors): through
+        # load()'s float32 matrix the merge held four copies of every vector at once (issue 25).
+        per_file = [ids for _, ids in readable]
+        every = np.concatenate(per_file)
+        kept = np.flatnonzero(np.isin(every, alive))
+        ids, first = np.unique(every[kept], return_index=True)  # a doc embedded twice: the first file's vector
+        source = kept[first]  # row of each merged vector in the files' concatenation
+        rows = np.empty((ids.shape[0], DIM), dtype=np.float16)
+        offset = 0
+        for name, file_ids in zip(files, per_file, strict=True):
+            end = offset + file_ids.shape[0]
+            wanted = np.flatnonzero((source >= offset) & (source < end))
+            if wanted.shape[0]:
+                try:
+                    with np.load(self.folder / name) as data:
+                        vecs = np.asarray(data["vectors"], dtype=np.float16)
+                except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged since it was read
+                    return False
+                rows[wanted] = vecs[source[wanted] - offset]
+                del vecs
+            offset = end
+        self._write(ids, rows)
+        for name in files:  # a reader that listed one of these skips it and lists again next query
             (self.folder / name).unlink(missing_ok=True)
         return True
 
