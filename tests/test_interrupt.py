@@ -85,7 +85,7 @@ def _wait_for(predicate, what: str, seconds: float = 60.0) -> None:
 def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, moment):
     home = tmp_path / "home"
     _corpus(home)
-    env = _pooled(tmp_path)
+    env = {**_pooled(tmp_path), "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     segments = home / ".cache" / "relay-search" / "segments"
@@ -96,7 +96,13 @@ def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, mome
         _wait_for(lambda: (segments.is_dir() and any(segments.iterdir())) or proc.poll() is not None, "a segment")
     assert proc.poll() is None, "the index finished before it could be interrupted"
     os.killpg(proc.pid, signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:  # say who is still there and where the CLI waits (faulthandler)
+        left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in _group(proc.pid)}
+        os.killpg(proc.pid, signal.SIGABRT)
+        out, err = proc.communicate(timeout=30)
+        pytest.fail(f"no exit 60 s after Ctrl-C; rc {proc.returncode}; still running: {left}\n{err.decode()[-8000:]}")
     assert proc.returncode == 130, err.decode()
     assert err.decode() == "", err.decode()  # no traceback from any process of the group
     _wait_for(lambda: not _group(proc.pid), "the group's processes to exit", 10.0)
