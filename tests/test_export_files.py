@@ -13,24 +13,41 @@ import os
 import re
 import resource
 import signal
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from core.errors import BadInput
+from core.errors import BadInput, NotFound
 from core.model import SessionInfo
 from core.outputs import export as ex
 from core.outputs.export import document, html, jsonfmt, markdown
 
 from .support import open_archive
-from .test_export_safety import SID, SID2, SLUG, write_home
+from .test_export_safety import SID, SID2, SLUG, rec, write_home
 
+THREE = "three-part-chain"
+SIDS3 = [f"abcdef1{i}-1111-4222-8333-444444444444" for i in (1, 2, 3)]
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
+
+
+def write_three(home: Path) -> None:
+    """A chain of three sessions, each answer with its thinking, under a title that is not ASCII."""
+    project = home / ".claude" / "projects" / "-home-t-work-exp"
+    for i, sid in enumerate(SIDS3, start=1):
+        p = sid[:8]
+        lines = [rec("user", 0, None, f"question {i}", sid=sid, minute=i, slug=THREE),
+                 rec("assistant", 1, f"{p}-u0", [{"type": "thinking", "thinking": f"pondering {i}"},
+                                                 {"type": "text", "text": f"answer {i}"}], sid=sid, minute=i, slug=THREE),
+                 {"type": "custom-title", "customTitle": f"Titel ü {i}", "sessionId": sid}]  # fmt: skip
+        (project / f"{sid}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
 
 
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
     home = write_home(tmp_path_factory.mktemp("export-files"))
+    write_three(home)
     with open_archive(home) as a:
         yield a
 
@@ -50,6 +67,10 @@ def same_but_time(a: str, b: str) -> bool:
         (f"{SLUG}#2", f"{SLUG}-s2.md", 1),
         (f"{SLUG}#1", f"{SLUG}-s1.md", 1),
         (f"{SLUG}#2:0", f"{SLUG}-s2-turn-0.md", 1),
+        (f"{THREE}#1-2", f"{THREE}-s1-2.md", 2),
+        (f"{THREE}#2-3", f"{THREE}-s2-3.md", 2),
+        (f"{THREE}#3", f"{THREE}-s3.md", 1),
+        (THREE, f"{THREE}.md", 3),
     ],
 )
 def test_one_file_in_the_current_directory_named_for_the_reference(archive, tmp_path: Path, ref, name, sessions):
@@ -163,7 +184,7 @@ def test_session_file_names():
     assert ex._session_file(info("a/b", "s", None), "md") == "s-s1.md"
     assert ex._session_file(info("../a b", None, 2), "html") == "a_b.html"
     assert ex._safe("..x..") == "x" and ex._safe("__x__") == "x" and ex._safe("./.") == "export"
-    assert ex._safe("a.b_c-D9") == "a.b_c-D9" and ex._safe("a//:b") == "a_b"
+    assert ex._safe("a.b_c-D9") == "a.b_c-D9" and ex._safe("a//:b") == "a_b" and ex._safe("X-y.X") == "X-y.X"
 
 
 def test_nothing_is_written_over_a_file_without_force(archive, tmp_path: Path):
@@ -193,6 +214,9 @@ def test_a_directory_export_refuses_before_writing_anything(archive, tmp_path: P
 
 
 def test_write_new_never_follows_a_symlink(tmp_path: Path):
+    ex.write_new(tmp_path / "forced", "x", True)
+    assert ((tmp_path / "forced").stat().st_mode & 0o777) == 0o666 & ~_umask()
+    (tmp_path / "forced").unlink()
     target = tmp_path / "target"
     target.write_text("keep")
     link = tmp_path / "link"
@@ -257,3 +281,42 @@ def test_never_into_the_transcript_folders_unless_asked(archive, tmp_path: Path)
     os.symlink(inside, tmp_path / "via")
     with pytest.raises(BadInput):
         ex.export(archive, SID, cwd=tmp_path / "via", transcript_roots=[tmp_path / "projects" / "." ])
+
+
+def test_thinking_only_when_asked_for_in_one_file_and_in_a_directory(archive, tmp_path: Path):
+    assert "pondering" not in ex.export(archive, SIDS3[0], cwd=tmp_path / "a").files[0].read_text()
+    assert "pondering 1" in ex.export(archive, SIDS3[0], cwd=tmp_path / "b", thinking=True).files[0].read_text()
+    plain = ex.export(archive, THREE, output="c/", cwd=tmp_path)
+    assert len(plain.files) == 4 and not any("pondering" in p.read_text() for p in plain.files)
+    shown = ex.export(archive, THREE, output="d/", cwd=tmp_path, thinking=True)
+    assert [f"pondering {i}" in p.read_text() for i, p in enumerate(shown.files, start=1)] == [True, True, True, False]
+
+
+def test_a_directory_export_makes_missing_parents_and_keeps_text_as_it_is(archive, tmp_path: Path):
+    done = ex.export(archive, THREE, fmt="json", output="x/y/z/", cwd=tmp_path)
+    assert done.files[-1] == tmp_path / "x/y/z/index.json"
+    text = done.files[-1].read_text()
+    assert '"summary": "Titel ü 1"' in text and '"title": "Titel ü 1"' in done.files[0].read_text()
+
+
+def test_build_keeps_usage_turn_and_titles_and_stamps_utc_seconds(archive):
+    doc = document.build(archive, f"{SID}:0")
+    assert doc.turn == 0 and [t.number for t in doc.sessions[0].turns] == [0]
+    assert doc.sessions[0].usage == archive.session_usage(SID) and doc.sessions[0].usage is not None
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", doc.exported_at)
+    info = archive.resolve(SID).sessions[0]
+    assert document.build(archive, SID, sessions=(replace(info, title=None),)).title == info.summary
+    assert document.build(archive, SID, sessions=(replace(info, title="", summary=""),)).title == SID
+    with pytest.raises(NotFound) as err:
+        document.build(archive, SID, sessions=(info,), turn=5)
+    assert str(err.value) == "Turn 5 out of range (session has 1 turns)"
+
+
+def test_times_are_utc_whatever_the_local_zone(monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert document.when("2026-11-01T01:05:00-03:00") == "2026-11-01 04:05 UTC"
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -647,3 +647,36 @@ def test_json_numbers_calls_per_conversation_and_nests_subagents():
              "messages": [{"role": "assistant", "content": [{"type": "text", "text": "x"}]}]},
         ],
     }  # fmt: skip
+
+
+def test_thinking_in_the_preface_and_in_subagents_only_when_asked_for():
+    think = m(1, "assistant", "thinking", "deep", None)
+    s = document.SessionDoc(info(), [think, document.Subagent("sub", [m(2, "assistant", "thinking", "deeper", None)])], [])
+    doc = document.ExportDoc(ref="r", title="t", sessions=[s], turn=None, exported_at="X")
+    for render in (markdown.render, html.render, jsonfmt.render):
+        assert "deep" not in render(doc), render
+        shown = render(doc, thinking=True)
+        assert "deep" in shown and "deeper" in shown, render
+
+
+def test_json_keeps_text_that_is_not_ascii():
+    doc = one_doc()
+    doc.title = "Titel ü →"
+    assert '\n "title": "Titel ü →",\n' in jsonfmt.render(doc)
+
+
+def test_a_subagent_after_a_spawning_call_that_ends_its_turn_and_one_started_at_a_turns_start():
+    turn1 = [m(1, "user", "text", "go", 1, "2026-11-01T09:00:00Z"), m(2, "assistant", "tool_use", "Task", 1, tool="Task")]
+    turn2 = [m(3, "user", "text", "next", 2, "2026-11-01T10:00:00Z"), m(4, "assistant", "tool_use", "Task", 2, tool="Task")]
+    side = [m(10, "user", "text", "a", None, "2026-11-01T09:00:01Z", side=True, file_index=1),
+            m(11, "user", "text", "b", None, "2026-11-01T10:00:00Z", side=True, file_index=2)]  # fmt: skip
+    s = document.session_doc(info(), [*turn1, *turn2, *side])
+    assert seqs(s.turns[0].blocks) == [1, 2, ("a", [10])]
+    assert seqs(s.turns[1].blocks) == [3, 4, ("b", [11])]  # started at turn 2's own time: turn 2
+
+
+def test_pairing_and_arranging_step_over_subagents():
+    blocks = [m(1, "assistant", "tool_use", "a", 1), document.Subagent("s", []), m(2, "user", "tool_result", "r", 1)]
+    assert document.pair_results(blocks) == {2: 1}
+    assert seqs(document.arrange(blocks)) == [1, 2, ("s", [])]
+
