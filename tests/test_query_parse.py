@@ -194,3 +194,17 @@ def test_for_recent_runs_of_equal_times_go_by_score_then_the_stable_id():
     # not recent: the same items are runs of scores
     got = [h.session_id + str(h.sequence) for (h,) in in_total_order([(h,) for h in ranked])]
     assert got == ["b0", "c0", "a0", "d0", "f1", "f2", "e0"]
+
+
+def test_a_capital_x_before_the_star_and_a_compound_after_one_of_its_parts():
+    assert parse("maX*") == Query((c("max", "max"),), terms=("max",))
+    assert parse("user getUserName") == Query((c("user"), c("getusername"), c("name")),
+                                              terms=("user", "getusername", "name"))  # fmt: skip
+
+
+def test_scores_apart_below_one_are_not_a_tie():
+    older, newer = "2026-11-01T09:00:00Z", "2026-11-02T09:00:00Z"
+    ranked = [(hit(1.4, older, "b"),), (hit(1.2, newer, "a"),)]
+    assert [h.session_id for (h,) in in_total_order(ranked)] == ["b", "a"]
+    same_time = [(hit(1.2, older, "a"),), (hit(1.4, older, "b"),)]
+    assert [h.session_id for (h,) in in_total_order(same_time, recent=True)] == ["b", "a"]
