@@ -197,7 +197,7 @@ def test_for_recent_runs_of_equal_times_go_by_score_then_the_stable_id():
 
 
 def test_a_capital_x_before_the_star_and_a_compound_after_one_of_its_parts():
-    assert parse("maX*") == Query((c("max", "max"),), terms=("max",))
+    assert parse("maX*") == Query((c("max", "max"), c("ma")), terms=("max", "ma"))  # camelCase: "ma" too
     assert parse("user getUserName") == Query((c("user"), c("getusername"), c("name")),
                                               terms=("user", "getusername", "name"))  # fmt: skip
 
