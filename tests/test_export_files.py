@@ -27,19 +27,19 @@ from core.outputs.export import document, html, jsonfmt, markdown
 from .support import open_archive
 from .test_export_safety import SID, SID2, SLUG, rec, write_home
 
-THREE = "three-part-chain"
-SIDS3 = [f"abcdef1{i}-1111-4222-8333-444444444444" for i in (1, 2, 3)]
+FOUR = "four-part-chain"
+SIDS4 = [f"abcdef1{i}-1111-4222-8333-444444444444" for i in (1, 2, 3, 4)]
 STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
 
 
-def write_three(home: Path) -> None:
-    """A chain of three sessions, each answer with its thinking, under a title that is not ASCII."""
+def write_four(home: Path) -> None:
+    """A chain of four sessions, each answer with its thinking, under a title that is not ASCII."""
     project = home / ".claude" / "projects" / "-home-t-work-exp"
-    for i, sid in enumerate(SIDS3, start=1):
+    for i, sid in enumerate(SIDS4, start=1):
         p = sid[:8]
-        lines = [rec("user", 0, None, f"question {i}", sid=sid, minute=i, slug=THREE),
+        lines = [rec("user", 0, None, f"question {i}", sid=sid, minute=i, slug=FOUR),
                  rec("assistant", 1, f"{p}-u0", [{"type": "thinking", "thinking": f"pondering {i}"},
-                                                 {"type": "text", "text": f"answer {i}"}], sid=sid, minute=i, slug=THREE),
+                                                 {"type": "text", "text": f"answer {i}"}], sid=sid, minute=i, slug=FOUR),
                  {"type": "custom-title", "customTitle": f"Titel ü {i}", "sessionId": sid}]  # fmt: skip
         (project / f"{sid}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
 
@@ -47,7 +47,7 @@ def write_three(home: Path) -> None:
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
     home = write_home(tmp_path_factory.mktemp("export-files"))
-    write_three(home)
+    write_four(home)
     with open_archive(home) as a:
         yield a
 
@@ -67,10 +67,11 @@ def same_but_time(a: str, b: str) -> bool:
         (f"{SLUG}#2", f"{SLUG}-s2.md", 1),
         (f"{SLUG}#1", f"{SLUG}-s1.md", 1),
         (f"{SLUG}#2:0", f"{SLUG}-s2-turn-0.md", 1),
-        (f"{THREE}#1-2", f"{THREE}-s1-2.md", 2),
-        (f"{THREE}#2-3", f"{THREE}-s2-3.md", 2),
-        (f"{THREE}#3", f"{THREE}-s3.md", 1),
-        (THREE, f"{THREE}.md", 3),
+        (f"{FOUR}#1-2", f"{FOUR}-s1-2.md", 2),
+        (f"{FOUR}#2-3", f"{FOUR}-s2-3.md", 2),
+        (f"{FOUR}#3", f"{FOUR}-s3.md", 1),
+        (f"{FOUR}#1-3", f"{FOUR}-s1-3.md", 3),
+        (FOUR, f"{FOUR}.md", 4),
     ],
 )
 def test_one_file_in_the_current_directory_named_for_the_reference(archive, tmp_path: Path, ref, name, sessions):
@@ -284,16 +285,16 @@ def test_never_into_the_transcript_folders_unless_asked(archive, tmp_path: Path)
 
 
 def test_thinking_only_when_asked_for_in_one_file_and_in_a_directory(archive, tmp_path: Path):
-    assert "pondering" not in ex.export(archive, SIDS3[0], cwd=tmp_path / "a").files[0].read_text()
-    assert "pondering 1" in ex.export(archive, SIDS3[0], cwd=tmp_path / "b", thinking=True).files[0].read_text()
-    plain = ex.export(archive, THREE, output="c/", cwd=tmp_path)
-    assert len(plain.files) == 4 and not any("pondering" in p.read_text() for p in plain.files)
-    shown = ex.export(archive, THREE, output="d/", cwd=tmp_path, thinking=True)
-    assert [f"pondering {i}" in p.read_text() for i, p in enumerate(shown.files, start=1)] == [True, True, True, False]
+    assert "pondering" not in ex.export(archive, SIDS4[0], cwd=tmp_path / "a").files[0].read_text()
+    assert "pondering 1" in ex.export(archive, SIDS4[0], cwd=tmp_path / "b", thinking=True).files[0].read_text()
+    plain = ex.export(archive, FOUR, output="c/", cwd=tmp_path)
+    assert len(plain.files) == 5 and not any("pondering" in p.read_text() for p in plain.files)
+    shown = ex.export(archive, FOUR, output="d/", cwd=tmp_path, thinking=True)
+    assert [f"pondering {i}" in p.read_text() for i, p in enumerate(shown.files, start=1)] == [True] * 4 + [False]
 
 
 def test_a_directory_export_makes_missing_parents_and_keeps_text_as_it_is(archive, tmp_path: Path):
-    done = ex.export(archive, THREE, fmt="json", output="x/y/z/", cwd=tmp_path)
+    done = ex.export(archive, FOUR, fmt="json", output="x/y/z/", cwd=tmp_path)
     assert done.files[-1] == tmp_path / "x/y/z/index.json"
     text = done.files[-1].read_text()
     assert '"summary": "Titel ü 1"' in text and '"title": "Titel ü 1"' in done.files[0].read_text()
