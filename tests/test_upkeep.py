@@ -242,3 +242,15 @@ def test_paths_a_full_disk_kept_out_come_along_with_the_next_change(tmp_path: Pa
         filler.unlink()
         assert sorted(archive.sync().changed_sessions) == [SID, SID3]  # a full sync after it
         assert archive.search("marten") and archive.search("egret")
+
+
+def test_a_one_shot_archive_starts_no_background_merge(tmp_path: Path):
+    """Merging small segments on a thread is for long-lived processes (they watch); a
+    one-shot CLI call would exit under it."""
+    path = session(tmp_path)
+    with open_archive(tmp_path) as archive:
+        grow(path, SID, "now the ocelot phase")
+        assert archive.sync().changed
+        assert archive.indexer._merger is None
+        archive.start_watching(embed=False)
+        assert archive.indexer._merger is not None
