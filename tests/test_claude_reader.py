@@ -106,13 +106,13 @@ def test_prompts_shell_output_and_images():
         user("u6", [{"type": "text", "text": ""}, {"type": "image"}]),
         user("u7", [{"type": "text", "text": "only text"}]),
     ]  # fmt: skip
-    assert [(e.role, e.type, e.text, e.starts_turn) for e in read(lines).entries] == [
-        ("tool", "tool_result", "done", False),
-        ("user", "text", "look at\n\nthese\n[image] [image]", True),
-        ("user", "text", "[image] [image]", True),
-        ("tool", "tool_result", "x", False),
-        ("user", "text", "[image]", True),
-        ("user", "text", "only text", True),
+    assert [(e.role, e.type, e.text, e.starts_turn, e.entry_index) for e in read(lines).entries] == [
+        ("tool", "tool_result", "done", False, 0),
+        ("user", "text", "look at\n\nthese\n[image] [image]", True, 2),
+        ("user", "text", "[image] [image]", True, 3),
+        ("tool", "tool_result", "x", False, 4),
+        ("user", "text", "[image]", True, 5),
+        ("user", "text", "only text", True, 6),
     ]  # fmt: skip
 
 
@@ -140,6 +140,7 @@ def test_metadata_titles_summaries_and_usage():
                   message={"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 5, "output_tokens": 7}}),
         user("u3", "second prompt", sessionId="sid-a", timestamp="2026-11-01T10:00:00Z"),
         user("u4", "copied caveat", isMeta=True, sessionId="sid-c", timestamp="2025-01-01T00:00:00Z"),
+        line(type="system", uuid="u5", subtype="other", timestamp="2026-11-01T09:30:00Z"),  # earlier than the last
     ]  # fmt: skip
     result = read(lines, session_id=None)
     meta = result.meta
@@ -149,17 +150,30 @@ def test_metadata_titles_summaries_and_usage():
         "p" * 500, "2026-11-01T08:00:00Z", "2026-11-01T10:00:00Z")  # the caveat's time is another session's
     assert meta.aliases == ("sid-a", "sid-b", "sid-c")
     assert result.summaries == [("u9", "S"), ("", "no leaf")]
-    assert result.uuids == ["u1", "u2", "u3"]  # a meta record's uuid does not link sessions
-    assert len(result.record_keys) == 3 and len(result.state["recent"]) == 4
+    assert result.uuids == ["u1", "u2", "u3", "u5"]  # a meta record's uuid does not link sessions
+    assert len(result.record_keys) == 4 and len(result.state["recent"]) == 5
     assert [(u.key, u.model, u.timestamp, u.uuid, u.input_tokens, u.output_tokens) for u in result.usage] == [
         ("claude:m1:req1", "claude-sonnet-4-5", "2026-11-01T08:00:00Z", "u2", 5, 7)]
     assert [e.text for e in result.entries] == ["p" * 600, "a", "second prompt"]
-    assert result.state == {"recent": [key(x) for x in lines[6:]], "lines": 10, "meta": {
+    assert result.state == {"recent": [key(x) for x in lines[6:]], "lines": 11, "meta": {
         "title": "Mine", "custom_title": True, "cwd": "/w", "git_branch": "dev", "slug": "s2", "version": "2.2",
         "first_timestamp": "2026-11-01T08:00:00Z", "last_timestamp": "2026-11-01T10:00:00Z", "first_prompt": "p" * 500,
         "aliases": ["sid-a", "sid-b", "sid-c"]}}  # fmt: skip
     assert read([line(type="ai-title", aiTitle="AI")]).meta.title == "AI"
     assert read([line(type="ai-title", aiTitle="AI"), line(type="custom-title", customTitle="C")]).meta.title == "C"
+    assert read([line(type="ai-title", aiTitle="A1"), line(type="ai-title", aiTitle="A2")]).meta.title == "A2"
+    assert read([line(type="custom-title", customTitle="C1"), line(type="custom-title", customTitle="C2")]).meta.title == "C2"
+
+
+def test_usage_comes_from_assistant_records_only():
+    usage = {"id": "m1", "model": "claude-sonnet-4-5", "usage": {"input_tokens": 5, "output_tokens": 7}}
+    lines = [line(type="user", uuid="u1", timestamp=TS, requestId="r", message={"role": "user", "content": "hi", **usage})]
+    assert read(lines).usage == []
+
+
+def test_the_result_says_whether_it_replaces_the_file():
+    reader = _FileReader(SourceFile(Path("/p/x.jsonl"), "claude", session_id="sid"), None, False)
+    assert reader.result(5, replace=False, lines=0).replace is False
 
 
 def test_reading_the_full_text_skips_metadata_and_usage():
@@ -213,6 +227,8 @@ def test_a_subagent_file_opens_a_turn_and_takes_its_parents_id():
     assert read([], kind=SUBAGENT, session_id="agent-x").meta.session_id is None
     later = read([assistant("u3", "more")], kind=SUBAGENT, parent="p", state=result.state)
     assert [(e.text, e.starts_turn) for e in later.entries] == [("more", False)]  # opened already
+    opened = read([assistant("u1", "working"), user("u2", "go on")], kind=SUBAGENT, parent="p")
+    assert [(e.text, e.starts_turn) for e in opened.entries] == [("working", True), ("go on", True)]
     main = read(lines, session_id="main-sid")
     assert main.meta.session_id == "main-sid" and [e.starts_turn for e in main.entries] == [False, False]
 
