@@ -235,3 +235,9 @@ def test_a_subagent_file_opens_a_turn_and_takes_its_parents_id():
 
 def test_text_ids_are_non_empty_strings():
     assert (_text_id("t1"), _text_id(""), _text_id(7), _text_id(None)) == ("t1", None, None, None)
+
+
+def test_a_record_without_a_uuid_has_no_key():
+    result = read([line(type="user", timestamp=TS, message={"role": "user", "content": "no uuid here"})])
+    assert [(e.text, e.uuid, e.record_key) for e in result.entries] == [("no uuid here", None, None)]
+    assert (result.uuids, result.record_keys, result.state["recent"]) == ([], [], [])
