@@ -146,12 +146,11 @@ def _place(turns: list[TurnDoc], preface: list[Block], started: str | None, grou
         preface.append(Subagent(_label(None, prompt), list(group)))
         return
     for i, block in enumerate(host.blocks):
-        if (
-            isinstance(block, Message) and block.type == "tool_use" and block.tool_name in SPAWNING_TOOLS
-            and not (i + 1 < len(host.blocks) and isinstance(host.blocks[i + 1], Subagent))
-        ):
+        if isinstance(block, Message) and block.type == "tool_use" and block.tool_name in SPAWNING_TOOLS:
             # after the call's result when it comes next, so the call reads whole
             at = i + 2 if i + 1 < len(host.blocks) and _is_result(host.blocks[i + 1]) else i + 1
+            if at < len(host.blocks) and isinstance(host.blocks[at], Subagent):
+                continue  # this call's work is placed already (checked after its result, where it goes)
             host.blocks.insert(at, Subagent(_label(block, prompt), list(group)))
             return
     host.blocks.append(Subagent(_label(None, prompt), list(group)))
