@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,17 @@ def clipboard(monkeypatch):
     spy = ClipboardSpy()
     monkeypatch.setattr(pyperclip, "copy", spy)
     return spy
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 2 MB filesystem (tmpfs), for a real ENOSPC: needs root (or CAP_SYS_ADMIN); skips elsewhere."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

@@ -13,9 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -88,18 +86,6 @@ def test_a_damaged_cache_another_process_writes_is_left_with_how_to_repair_it(tm
     assert clock.now - 1000.0 == pytest.approx(5.0, abs=0.1)  # it waited five seconds for the lock first
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real 2 MB filesystem (tmpfs), for a real ENOSPC: needs root (or CAP_SYS_ADMIN)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_full_disk_is_not_taken_for_damage(tiny_disk):

@@ -173,18 +173,6 @@ def test_a_damaged_cache_is_rebuilt_with_one_line(tmp_path, case, command):
     assert json.loads(again.stdout)["results"] == expected
 
 
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """A real 2 MB filesystem (tmpfs), for a real ENOSPC: needs root (or CAP_SYS_ADMIN)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_full_disk_keeps_the_last_good_cache_and_retries(tmp_path, tiny_disk):

@@ -73,18 +73,6 @@ def _indexed(home: Path, env: dict[str, str]) -> int:
 # --- a full disk -------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    command = ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)]
-    made = subprocess.run(command, capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here (the injected full disk below runs instead): {made.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_disk_full_to_the_last_byte_answers_from_the_cache(tmp_path, tiny_disk):

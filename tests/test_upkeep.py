@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -205,18 +203,6 @@ def test_a_quick_sync_trusts_directory_times(tmp_path: Path):
         assert archive.sync().changed_sessions == (SID,)
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real 2 MB filesystem (tmpfs), for a real ENOSPC: needs root (or CAP_SYS_ADMIN)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True, text=True)
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_paths_a_full_disk_kept_out_come_along_with_the_next_change(tmp_path: Path, tiny_disk: Path):
