@@ -63,7 +63,7 @@ def export(demo, tmp_path: Path, *args: str) -> Path:
 def test_markdown_keeps_every_message_in_stream_order_with_tools_folded_in_place(demo, tmp_path: Path) -> None:
     home, corpus = demo
     md = export(demo, tmp_path, CHAIN_SLUG).read_text()
-    assert md.startswith(f"# ") and f"- Reference: `{CHAIN_SLUG}`" in md
+    assert md.startswith("# ") and f"- Reference: `{CHAIN_SLUG}`" in md
     with open_archive(home) as archive:
         for sid in corpus.chain_session_ids:
             at = md.index(f"## Session {corpus.chain_session_ids.index(sid) + 1} · `{sid}`")

@@ -118,7 +118,7 @@ def test_lone_surrogate_escapes_cost_half_a_character_not_the_line(tmp_path):
     _spliced(corpus.files["claude"], b"aardvark", f" {CUT} cut".encode())  # Claude's first prompt
     _spliced(corpus.files["claude"], b"caracal queue drains", f" \\udc00 {CUT}\\ude00 ok".encode())  # + a pair
     _spliced(corpus.files["codex"], b"eland", f" {CUT}".encode())
-    _spliced(corpus.files["gemini"], b"gerenuk", f" \\uDBFF".encode())
+    _spliced(corpus.files["gemini"], b"gerenuk", " \\uDBFF".encode())
     _spliced(corpus.files["ash"], b"ibis", f" {CUT}".encode())
     legacy, legacy_sid = _legacy_gemini(tmp_path)
     _spliced(legacy, b"kinkajou", f" {CUT}".encode())

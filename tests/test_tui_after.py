@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyperclip
-import pytest
 from textual.widgets import DataTable, OptionList
 
-from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
+from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.usage import UsageScreen
 from tui.testing import ClipboardSpy, settle, wait_for

@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import pytest
