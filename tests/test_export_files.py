@@ -321,3 +321,17 @@ def test_times_are_utc_whatever_the_local_zone(monkeypatch):
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_a_transcript_root_that_is_a_symlink_loop_is_passed_over(archive, tmp_path: Path):
+    """A loop cannot be resolved (RuntimeError on Python 3.11, OSError from 3.13): it is
+    not where the export is, and the roots after it are still checked."""
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    root = tmp_path / "projects"
+    root.mkdir()
+    with pytest.raises(BadInput):
+        ex.export(archive, SID, cwd=root, transcript_roots=[loop, root])
+    elsewhere = tmp_path / "out"
+    elsewhere.mkdir()
+    assert ex.export(archive, SID, cwd=elsewhere, transcript_roots=[loop]).files == (elsewhere / f"{SID}.md",)

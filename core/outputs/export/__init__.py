@@ -166,7 +166,7 @@ def _refuse_transcript_dir(cwd: Path, roots: Iterable[Path]) -> None:
     for root in roots:
         try:
             root = root.resolve()
-        except OSError:
+        except (OSError, RuntimeError):  # (a symlink loop: RuntimeError up to Python 3.12)
             continue
         if here == root or root in here.parents:
             raise BadInput(f"the current directory is inside the transcripts ({root}); "
