@@ -51,3 +51,16 @@ def test_a_merge_keeps_the_alive_vectors_as_stored_and_the_first_of_a_twice_embe
     expected = np.stack([written[i] for i in alive.tolist()]).astype(np.float32)
     assert np.array_equal(loaded.matrix, expected)
     assert not store.merge(alive)  # one file, all alive: nothing to do
+
+
+def test_a_writer_that_searched_still_merges(tmp_path: Path):
+    """A long-lived writer loads the vectors for its searches; its merge must still see
+    every file (the doc-id cache once stayed empty for files load() had read)."""
+    store = VectorStore(tmp_path)
+    store.prepare()
+    for i in range(MERGE_FILES + 2):
+        store.add(np.array([i]), rows([i], i))
+    store.load()
+    assert store.merge(np.arange(MERGE_FILES + 2))
+    assert len(store._names()) == 1
+    assert store.load().doc_ids.tolist() == list(range(MERGE_FILES + 2))

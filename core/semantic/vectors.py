@@ -30,6 +30,8 @@ from .embedder import DIM, MODEL_ID
 
 VECTORS_DIR = "vectors"
 MERGE_FILES = 24  # more files than this: the writer merges them into one
+# What reading a damaged, truncated or foreign file raises (a vanished one is FileNotFoundError, apart)
+UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
 @dataclass(frozen=True)
@@ -82,9 +84,11 @@ class VectorStore:
                         raise ValueError(f"shape {vecs.shape}")
                 except FileNotFoundError:  # merged away by the writer meanwhile: its successor is listed next time
                     continue
-                except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+                except UNREADABLE:
                     damaged.append(name)
+                    self._ids[name] = None
                     continue
+                self._ids[name] = ids  # (what doc_ids() and merge() would read again)
                 kept.append(name)
                 doc_ids.append(ids)
                 rows.append(vecs)
@@ -122,33 +126,39 @@ class VectorStore:
                 ids = np.asarray(data["doc_ids"], dtype=np.int64)
         except FileNotFoundError:
             raise
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        except UNREADABLE:
             return None
         return ids if len(shape) == 2 and shape == (ids.shape[0], DIM) else None
+
+    def _file_table(self, names: list[str]) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
+        """(name, doc ids) of each readable file of ``names``, in order, and the damaged ones; each file
+        is read once per process (by :meth:`load` or here). The caller holds ``_lock``."""
+        readable, damaged = [], []
+        for name in names:
+            if name not in self._ids:
+                try:
+                    self._ids[name] = self._file_ids(name)
+                except FileNotFoundError:  # merged away by the writer meanwhile
+                    continue
+            ids = self._ids[name]
+            if ids is None:
+                damaged.append(name)
+            else:
+                readable.append((name, ids))
+        self._ids = {n: self._ids[n] for n in names if n in self._ids}
+        return readable, damaged
 
     def doc_ids(self) -> tuple[np.ndarray, list[str]]:
         """The doc ids the readable files hold (sorted, unique) and the damaged files, without their vectors.
 
         What the writer needs to know what to embed, and what the stats count: only a search needs the
-        float32 matrix (300 MB for 200,000 passages; issue 25). Each file is read once per process."""
+        float32 matrix (300 MB for 200,000 passages; issue 25)."""
         with self._lock:
             names = self._names()
             if tuple(names) == self._loaded.files:
                 return self._loaded.doc_ids, list(self._loaded.damaged)
-            found, damaged = [], []
-            for name in names:
-                if name not in self._ids:
-                    try:
-                        self._ids[name] = self._file_ids(name)
-                    except FileNotFoundError:  # merged away by the writer meanwhile
-                        continue
-                ids = self._ids[name]
-                if ids is None:
-                    damaged.append(name)
-                else:
-                    found.append(ids)
-            self._ids = {n: self._ids[n] for n in names if n in self._ids}
-            return (np.unique(np.concatenate(found)) if found else EMPTY.doc_ids), damaged
+            readable, damaged = self._file_table(names)
+        return (np.unique(np.concatenate([ids for _, ids in readable])) if readable else EMPTY.doc_ids), damaged
 
     # --- the writer only ---------------------------------------------------------------
 
@@ -187,17 +197,19 @@ class VectorStore:
     def merge(self, alive: np.ndarray, *, force: bool = False) -> bool:
         """Rewrite the files as one holding only ``alive`` doc ids, when there are many files, when most of
         their vectors belong to passages no longer indexed, or (``force``) whenever there is more than one."""
-        stored, _ = self.doc_ids()
-        readable = [(n, ids) for n in self._names() if (ids := self._ids.get(n)) is not None]
+        with self._lock:
+            readable, _ = self._file_table(self._names())
+        if not readable:
+            return False
         files = [n for n, _ in readable]
-        alive_count = int(np.isin(stored, alive).sum())
-        mostly_dead = stored.shape[0] and alive_count < stored.shape[0] // 2  # a rebuilt or much-changed index
-        if not files or (len(files) <= (1 if force else MERGE_FILES) and not mostly_dead):
+        per_file = [ids for _, ids in readable]
+        every = np.concatenate(per_file)
+        stored = np.unique(every)
+        mostly_dead = int(np.isin(stored, alive).sum()) < stored.shape[0] // 2  # a rebuilt or much-changed index
+        if len(files) <= (1 if force else MERGE_FILES) and not mostly_dead:
             return False
         # Into one float16 array, file by file (the doc ids are known without the vectors): through
         # load()'s float32 matrix the merge held four copies of every vector at once (issue 25).
-        per_file = [ids for _, ids in readable]
-        every = np.concatenate(per_file)
         kept = np.flatnonzero(np.isin(every, alive))
         ids, first = np.unique(every[kept], return_index=True)  # a doc embedded twice: the first file's vector
         source = kept[first]  # row of each merged vector in the files' concatenation
@@ -210,7 +222,7 @@ class VectorStore:
                 try:
                     with np.load(self.folder / name) as data:
                         vecs = np.asarray(data["vectors"], dtype=np.float16)
-                except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # damaged since it was read
+                except UNREADABLE:  # damaged since it was read
                     return False
                 rows[wanted] = vecs[source[wanted] - offset]
                 del vecs
