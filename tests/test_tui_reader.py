@@ -103,6 +103,25 @@ async def test_enter_on_a_hit_shows_the_matching_line(home, size):
         assert "set up the harbor" not in flat_visible(app) and "Line 0 of the analysis" not in flat_visible(app)
 
 
+async def open_from_sessions(pilot):
+    """Open the first session of the Sessions pane (no query) and wait for the reader to settle."""
+    await pilot.press("tab", "enter")
+    reader = pilot.app.main.reader
+    await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
+    await settle(pilot)
+    return reader
+
+
+def write_bay_session(home: Path, number: int, slug: str, turns: int, answer) -> None:
+    """A session of ``turns`` short exchanges about the bay; ``answer(i)`` is turn i's reply."""
+    t = ClaudeTranscript(f"5a1e2b3c-0000-4000-8000-0000000000{number:02d}", cwd="/home/me/work/bay", slug=slug,
+                         start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC))  # fmt: skip
+    for i in range(turns):
+        t.user(f"question {i} about the bay")
+        t.assistant(answer(i))
+    t.write_under(home / ".claude" / "projects")
+
+
 async def test_the_match_is_highlighted_in_a_style_unlike_the_text_around_it(home):
     app = make_app(home, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
@@ -148,10 +167,7 @@ async def test_find_in_the_session_moves_to_each_occurrence(home):
     app = make_app(home, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "enter")  # the session from the Sessions pane: no query
-        reader = app.main.reader
-        await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
-        await settle(pilot)
+        reader = await open_from_sessions(pilot)  # the session from the Sessions pane: no query
         assert reader.matches == [] and "Next hit" not in footer(app)  # opened from Sessions, no query
         await pilot.press("slash")
         await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "find-input", what="the find box")
@@ -193,10 +209,7 @@ async def test_session_header_keeps_branch_on_its_line_and_shortens_the_path(hom
     app = make_app(home, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "enter")
-        reader = app.main.reader
-        await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
-        await settle(pilot)
+        await open_from_sessions(pilot)
         lines = [line.rstrip() for line in visible_text(app).splitlines()]
         times = next(line for line in lines if "→" in line)
         # 120×35: the reader is ~68 wide, so the branch goes whole to the directory line, cut from the left
@@ -250,19 +263,11 @@ async def test_the_current_turn_paints_its_background_and_the_one_left_stops(tmp
     box) paints in the current turn's background, and the turn it left paints as the others.
     (The reader restyles the turn alone on a move, not its subtree: this catches a child
     left painted in the old background.)"""
-    t = ClaudeTranscript("5a1e2b3c-0000-4000-8000-000000000023", cwd="/home/me/work/bay", slug="brisk-amber-bay",
-                         start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC))
-    for i in range(1, 5):
-        t.user(f"question {i} about the bay")
-        t.assistant(f"reply{i} about the bay")
-    t.write_under(tmp_path / ".claude" / "projects")
+    write_bay_session(tmp_path, 23, "brisk-amber-bay", 4, lambda i: f"reply{i + 1} about the bay")
     app = make_app(tmp_path, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "enter")
-        reader = app.main.reader
-        await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
-        await settle(pilot)
+        reader = await open_from_sessions(pilot)
         reader.focus()
 
         def background(word: str):
@@ -285,19 +290,11 @@ async def test_paging_down_finds_two_screens_already_mounted_below(tmp_path):
     """PageDown through a long session: once the reader settles, at least two screens
     below the view are mounted (or the session's end is), so the next pages paint
     without waiting for turns to mount (the window grows after a paint, ahead of need)."""
-    t = ClaudeTranscript("5a1e2b3c-0000-4000-8000-000000000024", cwd="/home/me/work/bay", slug="long-amber-bay",
-                         start=datetime(2026, 11, 19, 9, 0, tzinfo=UTC))
-    for i in range(60):
-        t.user(f"question {i} about the bay")
-        t.assistant(f"reply {i}\n\n- one\n- two\n- three")
-    t.write_under(tmp_path / ".claude" / "projects")
+    write_bay_session(tmp_path, 24, "long-amber-bay", 60, lambda i: f"reply {i}\n\n- one\n- two\n- three")
     app = make_app(tmp_path, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "enter")
-        reader = app.main.reader
-        await wait_for(pilot, lambda: reader.is_open and reader.blocks, what="the session")
-        await settle(pilot)
+        reader = await open_from_sessions(pilot)
         reader.focus()
         assert reader.hi < len(reader.blocks)  # (a window, not the whole session)
         for _ in range(12):
