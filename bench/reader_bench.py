@@ -5,11 +5,12 @@
 Standalone (a throwaway HOME holding only the 2,000-turn session of
 :func:`bench.app_bench.write_long_session`, indexed first), or called by
 :mod:`bench.app_bench` on the bench corpus. Each latency runs from just before the
-key (or ``open_ref``) to the first screen refresh after the reader's state changed
-(current block, current match, scroll offset): "painted" as in ``app_bench``. The
-state is watched while Pilot presses the key, so Pilot's own idle waiting after a
-key does not count. "done" columns: to the first paint after the key's action
-returned (the whole new view mounted), for keys that remount the window.
+key (or ``open_ref``) to a screen update: opening, to the first refresh after the
+reader opened ("painted" as in ``app_bench``); a key, to the first update the terminal
+is sent that shows the reader's region changed, and "done" to the first update from
+which it shows the view the key ends on (a jump that mounts a new window can paint a
+frame in between). Frames are stamped as they are sent, so Pilot's own idle waiting
+around a key does not count.
 """
 
 from __future__ import annotations
@@ -85,46 +86,51 @@ async def measure_reader(app: Any, pilot: Any, session_id: str, opens: int = 5, 
     out["open_top"] = {**_summary(opened["top"]), "values_s": opened["top"]}
     out["open_hit"] = {**_summary(opened["hit"]), "values_s": opened["hit"]}
 
-    # The first paint after the state changed may come while the key's action is
-    # still mounting (Home/End, a match outside the window): "done" is the first paint
-    # after the action returned, when the screen shows the whole new view.
-    run_action = app.run_action
+    # What the terminal is sent: each screen update (``App._display``) is stamped and the
+    # reader's region read from the compositor that made it. "first" is the first update
+    # that shows the reader changed; "done", the first from which it shows the final view
+    # (a jump that mounts a new window may paint an intermediate frame first). The stamp
+    # is taken before the region is read, which delays later frames slightly, not this one.
+    display = app._display
+    frames: list[tuple[float, str]] = []
+
+    def region_text() -> str:
+        strips = app.screen._compositor.render_strips()
+        region = reader.content_region
+        return "\n".join(strips[y].crop(region.x, region.right - 2).text for y in range(region.y, region.bottom))
+
+    def recording(screen: Any, update: Any) -> None:
+        display(screen, update)
+        if update is not None and not app._batch_count:
+            frames.append((time.perf_counter(), region_text()))
+
     done: list[float] = []
-    action_painted: list[float] = []
-
-    async def timed_action(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await run_action(*args, **kwargs)
-        finally:  # (asked here, as the action returns: a poll could miss the refresh that follows)
-            reader.call_after_refresh(lambda: action_painted.append(time.perf_counter()))
-
-    app.run_action = timed_action
 
     async def press(key: str) -> float | None:
         before = _state(reader)
-        action_painted.clear()
-
-        async def moved_and_painted() -> float:
-            await _until(lambda: _state(reader) != before, f"{key} to move the reader", poll=0.0005)
-            first = await _painted(reader)
-            await _until(lambda: action_painted, f"{key}'s action", poll=0.0005)
-            done.append(action_painted[0] - t0)
-            return first
-
-        # Watched while Pilot presses: ``pilot.press`` returns only after two
-        # ``wait_for_idle`` (each sleeps 20 ms at least, up to 1 s while a background
-        # thread such as the semantic embedder keeps the process busy), which a
-        # terminal's key does not wait for; the paint lands inside those waits.
-        t0 = time.perf_counter()
-        watcher = asyncio.ensure_future(moved_and_painted())
-        await pilot.press(key)
+        shown_before = region_text()
+        frames.clear()
+        app._display = recording
         try:
-            t = await watcher - t0
-        except TimeoutError:
-            return None  # nothing to move to (an end reached): not a latency
-        await _until(lambda: is_idle(app), "idle", poll=0.005)
-        await pilot.pause()
-        return t
+            t0 = time.perf_counter()
+            await pilot.press(key)
+            try:
+                await _until(lambda: _state(reader) != before, f"{key} to move the reader", poll=0.0005)
+            except TimeoutError:
+                return None  # nothing to move to (an end reached): not a latency
+            await _until(lambda: is_idle(app), "idle", poll=0.005)
+            await pilot.pause()
+        finally:
+            app._display = display
+        final = region_text()
+        changed = [t for t, text in frames if text != shown_before]
+        if not changed:
+            return None  # (moved without changing what the view shows)
+        settled = len(frames)
+        while settled > 0 and frames[settled - 1][1] == final:
+            settled -= 1
+        done.append((frames[settled][0] if settled < len(frames) else changed[0]) - t0)
+        return changed[0] - t0
 
     reader.focus()
     await pilot.pause()
@@ -142,7 +148,6 @@ async def measure_reader(app: Any, pilot: Any, session_id: str, opens: int = 5, 
         out[name] = {**_summary(values), "values_s": values} if values else {"n": 0}
         if values:
             out[name].update(done_p50_s=p50(done), done_p95_s=p95(done), done_values_s=list(done))
-    app.run_action = run_action
     return out
 
 

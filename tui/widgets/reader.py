@@ -30,7 +30,7 @@ from ..messages import ConversationLoaded
 from .marked import highlight_style
 from .reader_matches import MatchNavigation
 from .turn_view import Fold, MoreSteps, SessionHeader, TurnView, block_widget
-from .window import BEFORE, PAGE, opening, step_limits, unchanged, updated_end
+from .window import BEFORE, PAGE, jump_page, opening, step_limits, unchanged, updated_end
 
 if TYPE_CHECKING:
     from textual import getters
@@ -185,19 +185,22 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             for fold in target.query(".subagent").results(Fold):
                 fold.expanded = True
 
-    async def _window(self, center: int, *, at_end: bool = False, reveal: Match | None = None) -> None:
-        lo, hi = opening(len(self.blocks), center, at_end=at_end)
+    async def _window(self, center: int, *, at_end: bool = False, reveal: Match | None = None, page: int = PAGE) -> None:
+        lo, hi = opening(len(self.blocks), center, at_end=at_end, page=page)
         self.lo, self.hi = lo, hi
         # Made before the first await: the reader may be cleared or given another
         # conversation while the old children go (a fast second open).
         # following: the newest steps must show, so the window is mounted whole
         limits = {} if at_end else step_limits(self.blocks, lo, hi, center)
         widgets = [self._make(i, limits.get(i)) for i in range(lo, hi)]
+        if at_end:  # placed at the bottom as it is laid out, so the first frame shows the end
+            self.anchor()  # (scroll_end after the mount painted a frame at the old offset first)
         with self.app.batch_update():
             await self.remove_children()
             await self.mount(Edge(id="edge-top", classes="edge"), *widgets, Edge(id="edge-bottom", classes="edge"))
             self._edges()
         if at_end:
+            self.call_after_refresh(self.anchor, False)  # (after the batch: callbacks run inside one)
             self.call_after_refresh(self.scroll_end, animate=False)
         elif reveal is not None:
             await self._reveal(reveal)
@@ -422,12 +425,13 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
     async def action_top(self) -> None:
         if self.lo > 0:
             self.current = None
-            await self._window(0)
+            await self._window(0, page=jump_page(self.blocks, at_end=False, rows=self.size.height))
         self.scroll_home(animate=False, immediate=True)
 
     async def action_bottom(self) -> None:
         if self.hi < len(self.blocks):
-            await self._window(len(self.blocks) - 1, at_end=True)
+            page = jump_page(self.blocks, at_end=True, rows=self.size.height)
+            await self._window(len(self.blocks) - 1, at_end=True, page=page)
         self.scroll_end(animate=False, immediate=True)
 
     def action_page(self, step: int) -> None:

@@ -16,6 +16,7 @@ from datetime import datetime
 from rich.cells import cell_len
 from textual.content import Content
 from textual.events import Resize
+from textual.widget import Widget
 from textual.widgets import Static
 
 from core.words import plural
@@ -94,6 +95,15 @@ class SessionHeader(Static):
         if text and not prompt.startswith(one_line(text, 200).rstrip("…")):  # the first turn shows the prompt
             lines.append(Content.styled(INDENT + one_line(text, 200), "italic"))
         return Content("\n").join(lines)
+
+    def on_mount(self) -> None:
+        # Described at the width it is about to get, from its parent's (not yet laid out
+        # itself): else the first frame shows the unshortened lines, and the next moves the
+        # branch to another line.
+        parent = self.parent
+        if isinstance(parent, Widget) and parent.size.width:
+            width = parent.scrollable_content_region.width - self.styles.margin.width - self.styles.gutter.width
+            self.update(self.describe(self.block, width))
 
     def on_resize(self, event: Resize) -> None:
         self.update(self.describe(self.block, self.size.width))  # (the event carries the outer size)
