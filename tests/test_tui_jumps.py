@@ -121,3 +121,25 @@ async def test_the_row_estimate_never_exceeds_what_a_block_paints(tmp_path: Path
                     assert min_rows(reader.blocks[index]) <= painted, (index, reader.blocks[index].prompt)
                     checked += 1
         assert checked >= 10
+
+
+async def test_n_within_the_mounted_turns_shows_the_match_in_its_first_frame(tmp_path: Path):
+    """A match whose step is mounted and laid out is scrolled to in the key's own frame (the
+    scroll used to wait for a refresh: a frame that showed the mark move, then one that
+    scrolled, ~30 ms later)."""
+    write_session(tmp_path, "tall")
+    app = make_app(tmp_path, now=NOW)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        reader = await open_from_sessions(pilot)
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "find-input", what="the find box")
+        await pilot.press(*"answer", "enter")  # once a turn, in its answer (markdown, no fold to open)
+        await wait_for(pilot, lambda: reader.match_index == 0, what="the first occurrence")
+        await settle(pilot)
+        for index in range(1, 6):
+            assert reader.lo <= reader.matches[index].block < reader.hi  # (mounted: not a jump)
+            frames = await frames_after(pilot, lambda: reader.next_hit(1))
+            assert reader.match_index == index
+            assert len({without_scrollbar(frame[-1]) for frame in frames}) == 1  # the first frame is the last
+            assert f"Turn {index} answer" in frames[0][-1]

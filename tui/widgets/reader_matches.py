@@ -54,10 +54,14 @@ class MatchNavigation(_ReaderBase):
         widget = self._widget(match.block)
         if widget is None:
             return
-        target, occurrence = None, match.occurrence
+        target, occurrence, settled = None, match.occurrence, True
         if isinstance(widget, TurnView):
-            target, occurrence = await widget.reveal(match.item, self.marks, match.occurrence)
-        self.call_after_refresh(self._scroll_to_match, target or widget, occurrence)
+            target, occurrence, settled = await widget.reveal(match.item, self.marks, match.occurrence)
+        target = target or widget
+        if settled and target.region.height:  # laid out as it will paint: scrolled in the key's own frame
+            self._scroll_to_match(target, occurrence)
+        else:  # rows known once the new steps are laid out (an n's second frame)
+            self.call_after_refresh(self._scroll_to_match, target, occurrence)
 
     def _scroll_to_match(self, target: Widget, occurrence: int, check: bool = True) -> None:
         """Scroll so the row of ``target``'s ``occurrence``-th match sits a third down the view."""

@@ -352,18 +352,21 @@ class TurnView(Vertical):
                 widgets.append(widget)
         return widgets
 
-    async def reveal(self, position: int, marks: Marks, occurrence: int) -> tuple[Widget | None, int]:
+    async def reveal(self, position: int, marks: Marks, occurrence: int) -> tuple[Widget | None, int, bool]:
         """The widget of step ``position`` (the prompt for marks.PROMPT), mounted and unfolded,
-        and which of the occurrences painted in it is ``occurrence`` of the step's text.
+        which of the occurrences painted in it is ``occurrence`` of the step's text, and
+        whether it was so already (nothing mounted or unfolded: the layout stands).
 
         A match past the shown head of a long tool output opens the output around it
         (the occurrences above that part are then not painted, hence the count).
         """
+        settled = True
         while position >= self.shown and self.has_more:
             await self.show_more(max(ITEM_PAGE, position + 1 - self.shown))
+            settled = False
         widget = next((w for w in self.children if getattr(w, "item_index", None) == position), None)
         if not isinstance(widget, Fold):
-            return widget, occurrence
+            return widget, occurrence, settled
         item = self.block.items[position]
         body, start = None, 0
         if item.kind == "tool" and item.result:
@@ -379,7 +382,8 @@ class TurnView(Vertical):
             widget.unbuild()
         if not widget.expanded or not widget.is_built:
             await widget.open(body)
-        return widget, occurrence
+            settled = False
+        return widget, occurrence, settled
 
     def set_folds(self, expanded: bool) -> None:
         for fold in self.query(Fold):
