@@ -32,6 +32,7 @@ from core.index.merge_policy import DEFAULT_POLICY, pick_merge
 from core.index.retire import ReaderPins, delete_segments
 from core.index.segment import load_segment, merge_segments, save_segment
 from core.index.workers import available_cpus, make_pool, worker_count
+from core.memory import release_freed_memory
 from core.sources import discovery
 from core.views import Progress, UpdateResult
 
@@ -150,6 +151,9 @@ class Indexer:
         def report(chunk: ChunkOutput) -> None:
             nonlocal done_files, done_bytes
             self._commit(chunk, known, result)
+            for out in chunk.outputs:  # (a file is in one chunk of a sync, and relinking reads
+                known.pop(str(out.file.path), None)  # rows afresh: 100,000 rows held ~25 MB)
+            release_freed_memory()  # the chunk's output and jobs, freed: ~30 MB at 100,000 files
             done_files += len(chunk.outputs)
             done_bytes += sum(max(0, o.offset) for o in chunk.outputs)
             if progress:
@@ -158,14 +162,17 @@ class Indexer:
         if progress:
             progress(Progress(0, total_files, 0, total_bytes))
         parallel = total_bytes >= PARALLEL_MIN_BYTES and available_cpus() >= 2
-        chunks = plan_chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES, FIRST_CHUNK_BYTES)
+        chunks = deque(plan_chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES, FIRST_CHUNK_BYTES))
+        # Each chunk's jobs are let go of once handed on: the plan of 100,000 files (their
+        # paths and source files, ~90 MB) was otherwise held to the end of the sync.
+        jobs.clear()
         first_chunk = self._reserve_chunks(len(chunks))
+        ids = range(first_chunk, first_chunk + len(chunks))
         with self._bulk_cache(total_bytes >= PARALLEL_MIN_BYTES):
             if not parallel:
-                for n, chunk in enumerate(chunks):
-                    report(run_chunk(first_chunk + n, chunk, str(self.segments_dir)))
+                for n in ids:
+                    report(run_chunk(n, chunks.popleft(), str(self.segments_dir)))
                 return
-            ids = [first_chunk + n for n in range(len(chunks))]
             workers = worker_count(len(chunks))
             with make_pool(workers) as pool:
                 # (not pool.map: on Ctrl-C its generator cancels the queued futures from
@@ -176,10 +183,10 @@ class Indexer:
                 # outputs (~9 MB of objects per 2,000 small files) piled up in the writer, and a
                 # list of the futures kept them all (issue 25: 770 MB for 100,000 files).
                 futures: deque[Future[ChunkOutput]] = deque()
-                for n, chunk in zip(ids, chunks):
+                for n in ids:
                     if len(futures) >= 2 * workers:
                         report(futures.popleft().result())
-                    futures.append(pool.submit(run_chunk, n, chunk, str(self.segments_dir)))
+                    futures.append(pool.submit(run_chunk, n, chunks.popleft(), str(self.segments_dir)))
                 while futures:
                     report(futures.popleft().result())
 
@@ -239,8 +246,8 @@ class Indexer:
             known = self.planner.known_files()
             jobs = []
             for row, _ in rereads:
-                fresh = known.get(row["path"])
-                file = source_file(fresh or row, self.catalog)
+                fresh = known.get(row["path"])  # (gone meanwhile: nothing to read)
+                file = source_file(fresh, self.catalog) if fresh else None
                 if fresh and file:
                     jobs.append(Job(file, fresh["file_id"], exclude=self.planner.exclusion(fresh)))
             if jobs:

@@ -10,13 +10,16 @@ replays another is read again without the replayed records.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from .catalog import Catalog
+from .catalog import Catalog, LinkRow
 from .ingest import uuid_hash
 
-Links = tuple[dict[str, str], dict[str, list[str]], list[tuple[dict, int | None]]]
+Row = LinkRow | Mapping[str, Any]  # a link_keys row (tests build them as dicts)
+Links = tuple[dict[str, str], dict[str, list[str]], list[tuple[Row, int | None]]]
 QUICK_CHECK_FILES = 16  # new main files checked one by one before relinking is skipped
 
 
@@ -65,7 +68,7 @@ def links_may_change(catalog: Catalog, new_files: set[int]) -> bool:
     return False
 
 
-def find_links(rows: list[dict]) -> Links:
+def find_links(rows: Sequence[Row]) -> Links:
     """(session → session it continues, session → summaries, files to read again).
 
     ``rows`` are the main files' catalog rows (file_id, path, session_id,
@@ -83,7 +86,7 @@ def find_links(rows: list[dict]) -> Links:
 
     links: dict[str, str] = {}
     summaries: dict[str, list[str]] = {}
-    rereads: list[tuple[dict, int | None]] = []
+    rereads: list[tuple[Row, int | None]] = []
     for index, row in enumerate(rows):
         sid = row["session_id"]
         replay_of = None
@@ -121,7 +124,7 @@ class _Owners:
     100,000 files the per-file way cost seconds on every update.
     """
 
-    def __init__(self, rows: list[dict], column: str) -> None:
+    def __init__(self, rows: Sequence[Row], column: str) -> None:
         blobs = [row.get(column) or b"" for row in rows]
         counts = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=len(blobs))
         hashes = np.frombuffer(b"".join(blobs), dtype=np.int64)
@@ -137,7 +140,7 @@ class _Owners:
         hi = int(np.searchsorted(self.hashes, h, "right"))
         return self.files[lo:hi].tolist()
 
-    def shares_a_first_record(self, rows: list[dict]) -> np.ndarray:
+    def shares_a_first_record(self, rows: Sequence[Row]) -> np.ndarray:
         """Per row: is one of its first three hashes held more than once (by another
         file, or twice by this one)? Only those rows can replay another file."""
         shared = np.zeros(len(rows), dtype=bool)
@@ -149,12 +152,12 @@ class _Owners:
         return shared
 
 
-def _hashes(row: dict, column: str) -> np.ndarray:
+def _hashes(row: Row, column: str) -> np.ndarray:
     blob = row.get(column)
     return np.frombuffer(blob, dtype=np.int64) if blob else np.zeros(0, np.int64)
 
 
-def _replays(row: dict, other: dict, owners_of) -> bool:
+def _replays(row: Row, other: Row, owners_of) -> bool:
     """Does ``row``'s file start with records copied from ``other``'s file?
 
     Both files then share records; the copy is the file that holds all of the

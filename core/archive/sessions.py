@@ -113,7 +113,14 @@ def _assemble(sid: str, rows: list[dict], config: Config) -> dict | None:
 def apply_links(db, links: dict[str, str], summaries: dict[str, list[str]]) -> Changes:
     """Store continuation links and summaries resolved across files."""
     changes = Changes()
-    current = {sid: (cont, summ) for sid, cont, summ in db.execute("SELECT session_id, continues, summary FROM sessions")}
+    # Only sessions that have a link or summary now, or are given one, can change (not
+    # every session: at 100,000 sessions that dict was the peak of a cold index's memory).
+    current = {sid: (cont, summ) for sid, cont, summ in db.execute(
+        "SELECT session_id, continues, summary FROM sessions WHERE continues IS NOT NULL OR summary IS NOT NULL")}
+    for sid in (links.keys() | summaries.keys()) - current.keys():
+        row = db.execute("SELECT continues, summary FROM sessions WHERE session_id=?", (sid,)).fetchone()
+        if row is not None:
+            current[sid] = (row[0], row[1])
     for sid, (cont, summ) in current.items():
         new_cont = links.get(sid)
         texts = summaries.get(sid)

@@ -13,17 +13,18 @@ query (BM25 alone) never pays for them.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import importlib.util
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
+
+from .. import memory
 
 MODEL_FILE = "minilm-l6-v2-int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -96,26 +97,15 @@ def model_state(env: Mapping[str, str]) -> ModelState:
     return ModelState(not problem, problem, folder=str(folder))
 
 
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:  # glibc only; elsewhere (macOS, musl) freed memory stays with the allocator
-        return cast("Callable[[int], int]", ctypes.CDLL(None).malloc_trim)
-    except (AttributeError, OSError, TypeError):
-        return None
-
-
-_trim = _malloc_trim()
-
-
 def release_freed_memory() -> None:
-    """Give the pages malloc holds free back to the system (glibc's ``malloc_trim``).
+    """Give the pages malloc holds free back to the system (:mod:`core.memory`).
 
     Without the arena a model run's activations (~100 MB for 16 passages of 128 tokens) are
     malloc'd and freed, but glibc keeps freed chunks below its (growing) mmap threshold,
     fragmented. Trimmed after each run: ~13 MB less at peak (220 → 207 MB embedding 1,500
     passages), and the resident set falls back to ~105 MB between runs instead of staying near
     200 (issue 25). A call costs ~4 ms beside a run's ~270 ms (measured loaded)."""
-    if _trim is not None:
-        _trim(0)
+    memory.release_freed_memory()
 
 
 _sessions: dict[tuple[str, int], Any] = {}  # (folder, threads) → the onnxruntime session the embedders share
