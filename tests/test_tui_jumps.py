@@ -143,3 +143,36 @@ async def test_n_within_the_mounted_turns_shows_the_match_in_its_first_frame(tmp
             assert reader.match_index == index
             assert len({without_scrollbar(frame[-1]) for frame in frames}) == 1  # the first frame is the last
             assert f"Turn {index} answer" in frames[0][-1]
+
+
+async def test_after_home_n_finds_from_the_top_and_after_end_N_from_the_bottom(tmp_path: Path):
+    """As ``less`` after ``g``/``G``: Home and End leave the match n/N had reached, so the
+    next n is the session's first match and the next N its last (n used to go on from the
+    match before the jump, three turns down, or wherever it was)."""
+    write_session(tmp_path, "tall")
+    app = make_app(tmp_path, now=NOW)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        reader = await open_from_sessions(pilot)
+        await pilot.press("slash")
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "find-input", what="the find box")
+        await pilot.press(*"answer", "enter")
+        await wait_for(pilot, lambda: reader.match_index == 0, what="the first occurrence")
+        reader.focus()
+        for _ in range(3):
+            await pilot.press("n")
+        await wait_for(pilot, lambda: reader.match_index == 3, what="the fourth occurrence")
+        await pilot.press("home")
+        await settle(pilot)
+        assert reader.match_index is None and reader.current is None
+        assert not reader.query(".-current")  # no turn is marked current any more
+        await pilot.press("n")
+        await wait_for(pilot, lambda: reader.match_index == 0, what="n after Home: the first match")
+        assert "Turn 0 answer" in visible_text(app)
+        await pilot.press("end")
+        await settle(pilot)
+        assert reader.match_index is None
+        await pilot.press("N")
+        last = len(reader.matches) - 1
+        await wait_for(pilot, lambda: reader.match_index == last, what="N after End: the last match")
+        assert f"Turn {TURNS - 1} answer" in visible_text(app)

@@ -423,12 +423,13 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             turn.set_folds(expand)
 
     async def action_top(self) -> None:
+        self.leave_place()
         if self.lo > 0:
-            self.current = None
             await self._window(0, page=jump_page(self.blocks, at_end=False, rows=self.size.height))
         self.scroll_home(animate=False, immediate=True)
 
     async def action_bottom(self) -> None:
+        self.leave_place()
         if self.hi < len(self.blocks):
             page = jump_page(self.blocks, at_end=True, rows=self.size.height)
             await self._window(len(self.blocks) - 1, at_end=True, page=page)

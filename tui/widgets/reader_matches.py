@@ -47,6 +47,7 @@ class MatchNavigation(_ReaderBase):
         def is_open(self) -> bool: ...
 
         def _widget(self, index: int) -> Widget | None: ...
+        def _mark_current(self, widget: Widget, on: bool) -> None: ...
         async def go_to(self, index: int, reveal: Match | None = None) -> None: ...
 
     async def _reveal(self, match: Match) -> None:
@@ -105,6 +106,15 @@ class MatchNavigation(_ReaderBase):
         """Scroll the current match back into view (after the width changed its wrapping)."""
         if self.match_index is not None and self.match_index < len(self.matches):
             await self._reveal(self.matches[self.match_index])
+
+    def leave_place(self) -> None:
+        """Home and End leave the current turn and match, so ``n`` then finds from the top
+        and ``N`` from the bottom (as ``less`` after ``g``/``G``), not from the match before."""
+        old = self._widget(self.current) if self.current is not None else None
+        if old is not None:
+            self._mark_current(old, False)
+        self.current = self.match_index = None
+        self._status()
 
     async def go_to_match(self, index: int) -> None:
         self.match_index = index
