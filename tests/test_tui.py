@@ -16,7 +16,7 @@ from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.dialogs import PickScreen, TagScreen
 from tui.screens.help import HelpScreen
-from tui.testing import ClipboardSpy, settle, wait_for
+from tui.testing import ClipboardSpy, palette_offers, settle, wait_for
 from tui.widgets.reader import PAGE, Reader
 from tui.widgets.search_pane import HitList
 from tui.widgets.sessions_pane import SessionList
@@ -136,8 +136,7 @@ async def test_enter_opens_the_hit_scrolled_to_the_matched_turn(demo_home):
         assert block.session_id == corpus.queries[-1][1] and block.turn == 217
         widget = reader.query_one(f"#block-{reader.current}")
         assert widget.has_class("-current") and widget.has_class("-hit")
-        await pilot.pause(0.1)
-        assert visible(reader, widget)
+        await wait_for(pilot, lambda: visible(reader, widget), what="the hit turn in view")
         # lazily rendered: a 300-turn session mounts one page, not every turn
         assert len(reader.query(TurnView)) <= 3 * PAGE < len(reader.blocks)
         assert app.focused is reader
@@ -379,7 +378,7 @@ async def test_command_palette_offers_every_action(demo_home):
         await pilot.pause()
         assert app.screen.__class__.__name__ == "CommandPalette"
         await pilot.press(*"Copy ref")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: palette_offers(app, "Copy ref"), what="the palette to offer Copy ref")
         await pilot.press("escape")
 
 

@@ -49,6 +49,5 @@ async def test_a_real_long_session_mounts_a_page_of_steps_and_fills_in_on_scroll
         assert shown < steps / 2
         for _ in range(6):
             reader.scroll_end(animate=False)
-            await pilot.pause(0.05)
             await settle(pilot)
         assert sum(t.shown for t in reader.query(TurnView)) > shown  # scrolling on mounted more

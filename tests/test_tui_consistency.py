@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
+from tui import app as app_module
 from tui.app import make_app
 from tui.testing import settle, wait_for
 from tui.widgets.search_pane import HitList
@@ -20,23 +20,43 @@ SIZE = (120, 40)
 SCRIPT = Path(sys.executable).with_name("relay-search")
 
 
-async def test_tags_set_by_another_process_show_within_a_second(demo_home):
+async def test_tags_set_by_another_process_show_within_a_second(demo_home, monkeypatch):
+    """The app looks at the tag store every TAGS_CHECK seconds (≤ 0.5); the first look after
+    another process tagged starts the refresh that shows the tag. Within a second, counted in
+    looks rather than timed (a wall-clock bound fails on a loaded machine)."""
+    assert app_module.TAGS_CHECK <= 0.5
+    looks: list[bool] = []  # one per look: did it start a refresh?
+    check = app_module.RelayApp._check_tags
+
+    def counted(self) -> None:
+        refreshes = []
+        refresh_all = self.main.refresh_all
+        self.main.refresh_all = lambda **kw: (refreshes.append(kw), refresh_all(**kw))[1]
+        try:
+            check(self)
+        finally:
+            del self.main.refresh_all
+        looks.append(bool(refreshes))
+
+    monkeypatch.setattr(app_module.RelayApp, "_check_tags", counted)
     home, corpus = demo_home
     app = make_app(home, now=DEFAULT_NOW)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        await wait_for(pilot, lambda: len(looks) >= 2, what="the app's looks at the tag store")
+        assert not any(looks)  # nothing changed: no refresh
         sid = corpus.chain_session_ids[1]
         env = {"HOME": str(home), "PATH": os.environ.get("PATH", "")}
         proc = subprocess.run([str(SCRIPT), "tag", sid, "from-the-cli"], env=env, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
-        tagged_at = time.monotonic()
+        looked = len(looks)  # (the event loop waited for the CLI: no look was under way)
 
         def shown() -> bool:
             rows = app.main.query_one(SessionList).rows
             return any(r.kind == "session" and "from-the-cli" in r.session.tags for r in rows)
 
-        await wait_for(pilot, shown, timeout=5, what="the tag from the CLI")
-        assert time.monotonic() - tagged_at < 2.0  # within a second, plus a loaded machine's slack
+        await wait_for(pilot, shown, timeout=15, what="the tag from the CLI")
+        assert looks[looked] is True  # the first look after the tag started the refresh
 
 
 async def test_a_typed_reference_is_offered_first_and_opens(demo_home):

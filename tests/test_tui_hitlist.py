@@ -21,7 +21,7 @@ from core.fixtures.claude import ClaudeTranscript
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.help import HelpScreen
-from tui.testing import screen_text, settle, wait_for
+from tui.testing import palette_offers, screen_text, settle, wait_for
 from tui.widgets.search_pane import HitList
 
 from .test_answers import write_more
@@ -213,7 +213,7 @@ async def test_the_palettes_screenshot_goes_into_the_data_dir_and_says_where(dem
         assert not folder.exists()
         await pilot.press("ctrl+p")
         await pilot.press(*"Screenshot")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: palette_offers(app, "Screenshot"), what="the palette to offer Screenshot")
         await pilot.press("enter")
         notes = lambda: [n.message for n in app._notifications if "Screenshot" in n.message]  # noqa: E731
         await wait_for(pilot, notes, what="the screenshot notice")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -108,22 +107,18 @@ async def test_a_2000_turn_session_paints_a_page_and_grows_on_demand(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, timeout=120)
         reader = app.main.reader
-        started = time.perf_counter()
         app.main.open_ref("endless-winding-road#1:1500", focus_reader=True)
         await wait_for(pilot, lambda: reader.current is not None and reader.query(f"#block-{reader.current}"), what="first paint")
-        elapsed = time.perf_counter() - started
         assert reader.current_block.turn == 1500 and reader.current_block.session_id == sid
-        assert len(reader.query(TurnView)) <= 3 * PAGE  # not 2,000 widgets
-        assert elapsed < 3.0, f"first paint took {elapsed:.2f}s"
+        assert len(reader.query(TurnView)) <= 3 * PAGE  # not 2,000 widgets (its speed: bench/app_bench.py)
         # (the window is remounted asynchronously: on a loaded machine one pause is not enough)
         await pilot.press("end")
         await wait_for(pilot, lambda: reader.query(TurnView).last().block.turn == 1999, what="the last turn")
         await pilot.press("home")
         await wait_for(pilot, lambda: reader.query(TurnView).first().block.turn == 0, what="the first turn")
-        for _ in range(6):  # scrolling down mounts more pages below
-            reader.scroll_end(animate=False)
-            await pilot.pause(0.05)
-        assert reader.hi > PAGE
+        mounted = reader.hi
+        reader.scroll_end(animate=False)  # scrolling down mounts more pages below
+        await wait_for(pilot, lambda: reader.hi > mounted > 0, what="more turns mounted below")
 
 
 async def test_d_filters_by_date(demo_home):

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from textual.command import CommandList
 from textual.pilot import Pilot
 
 
@@ -25,6 +26,16 @@ async def wait_for(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 
             raise TimeoutError(f"timed out waiting for {what or predicate}")
         await app.workers.wait_for_complete()
         await pilot.pause(0.02)
+
+
+def palette_offers(app: Any, title: str) -> bool:
+    """The command palette is open with ``title`` as its highlighted command (what Enter runs)."""
+    found = app.screen.query(CommandList)
+    if not found:
+        return False
+    commands = found.first()
+    index = commands.highlighted
+    return index is not None and str(commands.get_option_at_index(index).prompt).startswith(title)
 
 
 def is_idle(app: Any) -> bool:
