@@ -36,23 +36,41 @@ def run_child(cmd: Sequence[str], *, env: dict[str, str] | None = None, cwd: Pat
               timeout: float | None = None, echo_stderr: bool = True) -> ChildResult:
     """Run ``cmd`` to completion; report its wall time and its peak RSS.
 
-    ``os.wait4`` returns the rusage of exactly this child (``RUSAGE_CHILDREN`` would be the
-    max over every child this process ever reaped). stderr is streamed through when
-    ``echo_stderr`` so progress stays visible.
+    The peak is the child's own ``ru_maxrss`` (with its reaped descendants), taken by the
+    small launcher ``bench.peak``: spawned from this process directly, a child would report
+    at least this process's own peak (Linux carries the high-water mark across ``exec``).
+    stderr is streamed through when ``echo_stderr`` so progress stays visible.
     """
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(prefix="bench-peak-", delete=False) as f:
+        peak_file = Path(f.name)
+    wrapped = [sys.executable, "-m", "bench.peak", str(peak_file), *cmd]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(wrapped, env=_with_bench_path(env), cwd=cwd, stdout=subprocess.PIPE,
                             stderr=None if echo_stderr else subprocess.PIPE, text=True)
     assert proc.stdout is not None
     try:
         stdout = _read_with_timeout(proc, timeout)
         stderr = proc.stderr.read() if proc.stderr else ""
+        proc.wait()
     except BaseException:
         proc.kill()
         raise
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return ChildResult(proc.returncode, stdout, stderr, time.perf_counter() - t0, usage.ru_maxrss * 1024)
+    wall = time.perf_counter() - t0
+    try:
+        peak = int(peak_file.read_text() or 0)
+    finally:
+        peak_file.unlink(missing_ok=True)
+    return ChildResult(proc.returncode, stdout, stderr, wall, peak)
+
+
+def _with_bench_path(env: dict[str, str] | None) -> dict[str, str] | None:
+    """The launcher is ``bench.peak``: the repository must be importable wherever the child runs."""
+    repo = str(Path(__file__).resolve().parent.parent)
+    base = dict(os.environ if env is None else env)
+    base["PYTHONPATH"] = os.pathsep.join(p for p in (repo, base.get("PYTHONPATH", "")) if p)
+    return base
 
 
 def _read_with_timeout(proc: subprocess.Popen[str], timeout: float | None) -> str:
