@@ -189,6 +189,16 @@ async def _painted(widget) -> float:
     return stamp[0]
 
 
+def _memory(out: dict, phase: str) -> str:
+    """The resident set after ``phase``: now, its peak so far, and now's split into the
+    process's own memory and the index files it maps (page cache, given back under
+    pressure); kept in ``out["memory"]``."""
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    now, peak, anon, mapped = (int(status.get(key, "0 kB").split()[0]) * 1024 for key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"))
+    out.setdefault("memory", {})[phase] = {"rss_bytes": now, "peak_rss_bytes": peak, "anon_bytes": anon, "file_bytes": mapped}
+    return f"; RSS {now / 2**20:.0f} MB (own {anon / 2**20:.0f}, mapped files {mapped / 2**20:.0f}), peak {peak / 2**20:.0f} MB"
+
+
 async def measure(config, queries: list[str], session_id: str, opens: int, real_ids: list[str] | None = None) -> dict:
     from textual import events
     from textual.widgets import Input
@@ -225,7 +235,7 @@ async def measure(config, queries: list[str], session_id: str, opens: int, real_
             "session_rows": sessions.session_list.option_count,
         }
         log(f"  [app] launch → interactive {out['launch']['interactive_s'] * 1000:.0f} ms "
-            f"(sessions painted {out['launch']['sessions_painted_s'] * 1000:.0f} ms)")
+            f"(sessions painted {out['launch']['sessions_painted_s'] * 1000:.0f} ms){_memory(out, 'launch')}")
         # the start-up sync (catch-up with the disk) and the watcher: wait them out
         t_sync = await _until(lambda: is_idle(app), "the start-up sync and watcher", poll=0.01)
         out["launch"]["synced_and_watching_s"] = t_sync - t0
@@ -284,7 +294,7 @@ async def measure(config, queries: list[str], session_id: str, opens: int, real_
             "per_key": per_key,
         }
         log(f"  [app] keystroke → hit list: {len(lat)} keys, p50 {p50(lat) * 1000:.1f} ms, "
-            f"p95 {p95(lat) * 1000:.1f} ms (search alone p95 {p95(searched) * 1000:.1f} ms)")
+            f"p95 {p95(lat) * 1000:.1f} ms (search alone p95 {p95(searched) * 1000:.1f} ms){_memory(out, 'keys')}")
 
         # --- open a 2,000-turn session → first paint --------------------------------
         query_input.value = ""
@@ -348,7 +358,8 @@ async def measure(config, queries: list[str], session_id: str, opens: int, real_
         }
         log(f"  [app] open {ref} ({turns} turns) → first paint: "
             f"top p50 {out['open']['top_p50_s'] * 1000:.0f} ms (max {out['open']['top_max_s'] * 1000:.0f}), "
-            f"at turn {HIT_TURN} p50 {out['open']['hit_p50_s'] * 1000:.0f} ms (max {out['open']['hit_max_s'] * 1000:.0f})")
+            f"at turn {HIT_TURN} p50 {out['open']['hit_p50_s'] * 1000:.0f} ms (max {out['open']['hit_max_s'] * 1000:.0f})"
+            f"{_memory(out, 'open')}")
         # --- the reader in it: open at a hit, n/N, Home/End, PageDown (issue 22) --------
         from bench.reader_bench import measure_reader
 
@@ -356,12 +367,13 @@ async def measure(config, queries: list[str], session_id: str, opens: int, real_
         r = out["reader"]
         log(f"  [app] reader: open at a hit max {r['open_hit']['max_s'] * 1000:.0f} ms, n p95 {r['n']['p95_s'] * 1000:.0f}, "
             f"N p95 {r['N']['p95_s'] * 1000:.0f}, Home/End p95 {r['home_end']['p95_s'] * 1000:.0f}, "
-            f"PageDown p95 {r['pagedown']['p95_s'] * 1000:.0f} ms")
+            f"PageDown p95 {r['pagedown']['p95_s'] * 1000:.0f} ms{_memory(out, 'reader')}")
         if real_ids:  # real-shaped long sessions (bench/real_long.py): few turns of hundreds of steps
             from bench.real_long import measure_opens
 
             out["open_real"] = await measure_opens(app, real_ids, opens)
-            log(f"  [app] open real-shaped long sessions → first paint: worst {out['open_real']['worst_s'] * 1000:.0f} ms")
+            log(f"  [app] open real-shaped long sessions → first paint: worst {out['open_real']['worst_s'] * 1000:.0f} ms"
+                f"{_memory(out, 'open_real')}")
     return out
 
 
