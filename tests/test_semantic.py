@@ -98,6 +98,8 @@ def test_a_paraphrase_finds_its_turn_by_meaning(indexed: Path):
     found = {h["ref"]: h for h in hybrid}
     assert MEANT_REF in found, [h["ref"] for h in hybrid]
     assert found[MEANT_REF]["by_meaning"] is True
+    # its snippet comes from the passage that matched (no query word to centre on: its start)
+    assert found[MEANT_REF]["snippet"].startswith("Better, but on mobile the layout collapses wrong"), found[MEANT_REF]["snippet"]
     assert all("by_meaning" not in h for h in hybrid if h["ref"] in {x["ref"] for x in lexical})
     text = cli(indexed, "search", PARAPHRASE).stdout
     assert f"{MEANT_REF}  [" in text and "(by meaning)" in text

@@ -302,3 +302,19 @@ async def test_paging_down_finds_two_screens_already_mounted_below(tmp_path):
             await settle(pilot)
             below = reader.max_scroll_y - reader.scroll_y
             assert reader.hi == len(reader.blocks) or below > 2 * reader.size.height, (reader.scroll_y, below)
+
+
+async def test_a_grep_call_shows_its_pattern_in_the_reader(tmp_path: Path):
+    """Issue 23: a Grep line shows what was searched for (``def parse_.*``), not its path (``.``),
+    in the reader as in exports and read_turn."""
+    from .test_export_safety import write_home
+
+    write_home(tmp_path)
+    app = make_app(tmp_path, now=NOW)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(pilot)
+        await open_from_sessions(pilot)
+        await pilot.press("end")
+        await settle(pilot)
+        shown = flat_visible(app)
+        assert shown.count("Grep /def parse_.*/ in .") == 2, shown  # the pattern, then where (one call a session)
