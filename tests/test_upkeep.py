@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -95,10 +94,21 @@ def test_listeners_hear_what_changed_once_and_can_be_removed(tmp_path: Path):
         watcher = archive._upkeep._watcher
         archive.start_watching(other, embed=False)  # a second listener, the same watcher
         assert archive._upkeep._watcher is watcher
+        watched = threading.Event()  # set once the watcher's own sync of the change has run
+        on_paths = watcher.on_paths
+
+        def seen(paths: set[Path]) -> object:
+            try:
+                return on_paths(paths)
+            finally:
+                if any(p.name == path.name for p in paths):
+                    watched.set()
+
+        watcher.on_paths = seen
         grow(path, SID, "now the ocelot phase")
         archive.sync([path])
         assert heard.wait() and other.wait()
-        time.sleep(0.5)  # the watcher saw the change too: its sync found nothing new
+        assert watched.wait(15)  # the watcher saw the change too: its sync found nothing new
         assert [r.changed_sessions for r in heard.results] == [(SID,)] == [r.changed_sessions for r in other.results]
         assert archive.sync([path]).changed is False and len(heard.results) == 1
         archive.remove_listener(heard)
