@@ -14,7 +14,7 @@
   command-line flag. ``--long-flag`` and ``-x``/``-xy`` are flags: never exclusions,
   and their presence marks a pasted command line, whose every ``-…`` word is
   searched as written (``act --container-architecture linux/amd64 -j test``,
-  ``tar -xzf`` …). ``-"a phrase"`` always excludes its words;
+  ``tar -xzf out.tgz -C dist``, marked by ``-C``; alone, ``-xzf`` is a word and excludes). ``-"a phrase"`` always excludes its words;
 * ``prefix*``: any indexed word starting so matches (``flak*`` → flaky, flakes);
   the app treats the word being typed as a prefix the same way;
 * recency words ("most recent …", "the latest session …", "last time I …")
