@@ -123,6 +123,33 @@ def test_a_watch_root_moved_away_and_recreated_is_watched_again(tmp_path):
             archive.stop_watching()
 
 
+def test_a_root_deleted_and_recreated_with_its_old_inode_is_watched_again(tmp_path, monkeypatch):
+    """A new directory may get the deleted one's inode back (ext4 reuses them at once), so
+    the root poll cannot tell it from the old: the deleted event of the root itself says
+    so. Injected: every directory has one identity, as if each reused the last inode."""
+    import shutil
+
+    from core.archive import watch
+
+    from .support import open_archive
+
+    monkeypatch.setattr(watch, "_identity", lambda path: (1, 1) if path.is_dir() else None)
+    _session(tmp_path, "pelican")
+    projects = tmp_path / ".claude" / "projects"
+    with open_archive(tmp_path) as archive:
+        archive.start_watching()
+        try:
+            shutil.rmtree(projects)
+            assert _wait(lambda: archive.search("pelican") == []), "a deleted root's sessions stayed"
+            t = transcript("77777777-7777-4777-8777-777777777777", cwd="/home/t/work/other")
+            t.user("calibrate the narwhal")
+            t.assistant("Calibrated.")
+            t.write(project_dir(tmp_path, "/home/t/work/other"))
+            assert _wait(lambda: bool(archive.search("narwhal"))), "a root recreated on its old inode is not watched"
+        finally:
+            archive.stop_watching()
+
+
 def _damage(cache: Path, case: str) -> None:
     segments = sorted((cache / "segments").iterdir())
     if case == "garbage mid-catalog":

@@ -6,9 +6,10 @@ after the first one) and then syncs just those paths. A root that does not exist
 yet (no ``~/.codex`` on this machine) is looked for again every few seconds, so an
 agent used for the first time shows up without a restart. A watched root that
 is deleted, moved away or replaced (``rm -rf ~/.claude``, restoring a backup)
-is noticed by the same poll (its path no longer names the directory watched):
-its watch is dropped, the root is synced (its files gone: its sessions leave the
-index) and watched again once it exists again.
+is noticed by the same poll (its path no longer names the directory watched, or
+watchdog said the directory itself was deleted: a new one may get the old inode
+back): its watch is dropped, the root is synced (its files gone: its sessions leave
+the index) and watched again once it exists again.
 """
 
 from __future__ import annotations
@@ -34,12 +35,16 @@ log = logging.getLogger(__name__)
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, sink: Callable[[Path], None]) -> None:
+    def __init__(self, sink: Callable[[Path], None], root: Path, gone: Callable[[Path], None]) -> None:
         self.sink = sink
+        self.root = root
+        self.gone = gone
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.event_type in ("opened", "closed_no_write"):
             return
+        if event.event_type == "deleted" and event.is_directory and Path(str(event.src_path)) == self.root:
+            self.gone(self.root)  # (its watch ends with it: watchdog stops the emitter)
         if event.is_directory and event.event_type == "modified":
             return  # a file inside changed: that file's own event says which
         self.sink(Path(str(event.src_path)))
@@ -54,6 +59,7 @@ class Watcher:
         self.on_paths = on_paths
         self._observer = Observer()
         self._watched: dict[Path, tuple[ObservedWatch, tuple[int, int]]] = {}  # root → (watch, (dev, inode))
+        self._gone: set[Path] = set()  # watched roots deleted (a new dir there can reuse the inode)
         self._pending: set[Path] = set()
         self._first_event = 0.0
         self._last_event = 0.0
@@ -90,7 +96,7 @@ class Watcher:
             if identity is None:
                 continue
             try:
-                watch = self._observer.schedule(_Handler(self._event), str(root), recursive=True)
+                watch = self._observer.schedule(_Handler(self._event, root, self._root_gone), str(root), recursive=True)
             except OSError as exc:
                 log.warning("cannot watch %s: %s", root, exc)
                 continue
@@ -102,9 +108,10 @@ class Watcher:
         """Watched roots whose path no longer names the watched dir: unwatched."""
         dropped = []
         for root, (watch, identity) in list(self._watched.items()):
-            if _identity(root) == identity:
+            if _identity(root) == identity and root not in self._gone:
                 continue
             del self._watched[root]
+            self._gone.discard(root)
             try:
                 self._observer.unschedule(watch)
             except (KeyError, OSError, RuntimeError):
@@ -119,6 +126,10 @@ class Watcher:
         if new_roots and self._add_roots():
             changed.update(r for r in new_roots if r in self._watched)
         return changed
+
+    def _root_gone(self, root: Path) -> None:
+        with self._cond:
+            self._gone.add(root)
 
     def _event(self, path: Path) -> None:
         with self._cond:
