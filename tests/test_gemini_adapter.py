@@ -595,3 +595,49 @@ def test_cwd_directories_marker_and_registry(config: Config):
     assert cwd_of(config, "p1", {}) is None
     registry.unlink()
     assert cwd_of(config, "p1", {}) is None
+
+
+def test_read_bounds_tool_text_unless_full_text(config: Config):
+    path = write_jsonl(
+        chats(config) / "session-f.jsonl",
+        {"sessionId": "f"},
+        {"id": "g", "type": "gemini", "timestamp": TS, "toolCalls": [{"id": "c", "name": "cat", "result": LONG}]},
+    )
+    file = SRC.classify(path, config)
+    assert [e.text for e in SRC.read(file).entries] == ["", bound(LONG, False)]
+    assert [e.text for e in SRC.read(file, full_text=True).entries] == ["", LONG]
+
+
+def test_read_legacy_error_keeps_the_files_session_id_and_odd_meta(config: Config):
+    path = chats(config) / "session-k.json"
+    path.write_text("{broken")
+    result = SRC.read(SourceFile(path=path, agent="gemini", session_id="given"))
+    assert (result.entries, result.offset) == ([], 0)
+    assert result.meta == FileMeta(session_id="given")
+    assert result.error == f"{INVALID_JSON} (the whole chat is one record)"
+    # a legacy record is its own metadata, unchecked: an id that is no string is not used
+    path.write_text(json.dumps({"sessionId": 5, "messages": []}))
+    assert SRC.read(SRC.classify(path, config)).meta.session_id == "session-k"
+
+
+def test_read_legacy_with_a_bom_and_an_invalid_byte(config: Config):
+    path = chats(config) / "session-b.json"
+    path.write_bytes(b'\xef\xbb\xbf{"sessionId": "b", "messages": [{"id": "u", "type": "user", "content": "x\xc3"}]}')
+    result = SRC.read(SRC.classify(path, config))
+    assert [e.text for e in result.entries] == ["x\ufffd"]
+    assert (result.skipped, result.reasons) == (1, {INVALID_UTF8: 1})
+
+
+def test_meta_times_are_the_earliest_and_latest_of_header_and_end_entries(config: Config):
+    ts3 = "2026-11-01T09:00:09.000Z"
+    path = write_jsonl(
+        chats(config) / "session-t.jsonl",
+        {"sessionId": "t"},
+        {"id": "u1", "type": "user", "timestamp": TS2, "content": "a"},
+        {"id": "u2", "type": "user", "timestamp": TS, "content": "b"},
+        {"id": "u3", "type": "user", "timestamp": ts3, "content": "c"},
+        {"id": "u4", "type": "user", "timestamp": TS2, "content": "d"},
+    )
+    meta = SRC.read(SRC.classify(path, config)).meta
+    # (the first and the last entry's times only: a message in between is not asked)
+    assert (meta.first_timestamp, meta.last_timestamp) == (TS2, TS2)
