@@ -80,6 +80,14 @@ def test_a_file_rewritten_in_place_larger_is_read_again_not_appended(tmp_path):
     assert "walrusse" in shown.stdout and "pelican" not in shown.stdout
 
 
+def _write_session(home: Path, sid: str, cwd: str, prompt: str, answer: str) -> None:
+    """A one-turn Claude session written into ``cwd``'s project dir under ``home``."""
+    t = transcript(sid, cwd=cwd)
+    t.user(prompt)
+    t.assistant(answer)
+    t.write(project_dir(home, cwd))
+
+
 def _wait(predicate, seconds: float = 20.0) -> bool:
     import time
 
@@ -106,18 +114,12 @@ def test_a_watch_root_moved_away_and_recreated_is_watched_again(tmp_path):
             shutil.move(str(claude), str(tmp_path / "claude-backup"))
             assert _wait(lambda: archive.search("pelican") == []), "a moved-away root's sessions stayed"
             # recreated: new sessions are seen again, without a restart
-            t = transcript("88888888-8888-4888-8888-888888888888", cwd="/home/t/work/other")
-            t.user("calibrate the narwhal")
-            t.assistant("Calibrated.")
-            t.write(project_dir(tmp_path, "/home/t/work/other"))
+            _write_session(tmp_path, "88888888-8888-4888-8888-888888888888", "/home/t/work/other", "calibrate the narwhal", "Calibrated.")
             assert _wait(lambda: bool(archive.search("narwhal"))), "a recreated root is not watched"
             # and once more, deleted outright and recreated
             shutil.rmtree(claude)
             assert _wait(lambda: archive.search("narwhal") == [])
-            t = transcript("99999999-9999-4999-8999-999999999999", cwd="/home/t/work/third")
-            t.user("feed the ocelot")
-            t.assistant("Fed.")
-            t.write(project_dir(tmp_path, "/home/t/work/third"))
+            _write_session(tmp_path, "99999999-9999-4999-8999-999999999999", "/home/t/work/third", "feed the ocelot", "Fed.")
             assert _wait(lambda: bool(archive.search("ocelot"))), "a root recreated twice is not watched"
         finally:
             archive.stop_watching()
@@ -141,10 +143,7 @@ def test_a_root_deleted_and_recreated_with_its_old_inode_is_watched_again(tmp_pa
         try:
             shutil.rmtree(projects)
             assert _wait(lambda: archive.search("pelican") == []), "a deleted root's sessions stayed"
-            t = transcript("77777777-7777-4777-8777-777777777777", cwd="/home/t/work/other")
-            t.user("calibrate the narwhal")
-            t.assistant("Calibrated.")
-            t.write(project_dir(tmp_path, "/home/t/work/other"))
+            _write_session(tmp_path, "77777777-7777-4777-8777-777777777777", "/home/t/work/other", "calibrate the narwhal", "Calibrated.")
             assert _wait(lambda: bool(archive.search("narwhal"))), "a root recreated on its old inode is not watched"
         finally:
             archive.stop_watching()

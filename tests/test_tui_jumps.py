@@ -67,6 +67,18 @@ async def frames_after(pilot, action) -> list[tuple[int, int, float, float, str]
     return frames
 
 
+async def find_answer(pilot):
+    """Open the session and find "answer" in it (once a turn, in its answer: markdown, no
+    fold to open); returns the reader once it is at the first occurrence."""
+    app = pilot.app
+    reader = await open_from_sessions(pilot)
+    await pilot.press("slash")
+    await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "find-input", what="the find box")
+    await pilot.press(*"answer", "enter")
+    await wait_for(pilot, lambda: reader.match_index == 0, what="the first occurrence")
+    return reader
+
+
 def without_scrollbar(text: str) -> str:
     return "\n".join(line[:-2] for line in text.splitlines())  # (its thumb shrinks as the window grows)
 
@@ -131,11 +143,7 @@ async def test_n_within_the_mounted_turns_shows_the_match_in_its_first_frame(tmp
     app = make_app(tmp_path, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
-        reader = await open_from_sessions(pilot)
-        await pilot.press("slash")
-        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "find-input", what="the find box")
-        await pilot.press(*"answer", "enter")  # once a turn, in its answer (markdown, no fold to open)
-        await wait_for(pilot, lambda: reader.match_index == 0, what="the first occurrence")
+        reader = await find_answer(pilot)
         await settle(pilot)
         for index in range(1, 6):
             assert reader.lo <= reader.matches[index].block < reader.hi  # (mounted: not a jump)
@@ -153,11 +161,7 @@ async def test_after_home_n_finds_from_the_top_and_after_end_N_from_the_bottom(t
     app = make_app(tmp_path, now=NOW)
     async with app.run_test(size=(120, 35)) as pilot:
         await settle(pilot)
-        reader = await open_from_sessions(pilot)
-        await pilot.press("slash")
-        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "find-input", what="the find box")
-        await pilot.press(*"answer", "enter")
-        await wait_for(pilot, lambda: reader.match_index == 0, what="the first occurrence")
+        reader = await find_answer(pilot)
         reader.focus()
         for _ in range(3):
             await pilot.press("n")

@@ -364,7 +364,7 @@ class Catalog:
 
     def link_rows(self) -> list[LinkRow]:
         """Every main file's row of ``link_keys``: what relinking reads."""
-        path = LINK_COLUMNS.index("path")
+        path = _LINK_INDEX["path"]
         rows = [LinkRow(row) for row in self.db.execute(f"SELECT {', '.join(LINK_COLUMNS)} FROM link_keys")]
         for i, row in enumerate(rows):
             if isinstance(row[path], bytes):  # a name that is not UTF-8 (core.sources.fspath)

@@ -246,9 +246,11 @@ class Indexer:
             known = self.planner.known_files()
             jobs = []
             for row, _ in rereads:
-                fresh = known.get(row["path"])  # (gone meanwhile: nothing to read)
-                file = source_file(fresh, self.catalog) if fresh else None
-                if fresh and file:
+                fresh = known.get(row["path"])
+                if fresh is None:
+                    continue  # gone meanwhile: nothing to read
+                file = source_file(fresh, self.catalog)
+                if file:
                     jobs.append(Job(file, fresh["file_id"], exclude=self.planner.exclusion(fresh)))
             if jobs:
                 chunk_id = self._reserve_chunks(1)

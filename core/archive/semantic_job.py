@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from core.semantic.embedder import DIM, MODEL_ID, Embedder, ModelState, load, model_state, release_freed_memory
+from core.memory import release_freed_memory
+from core.semantic.embedder import DIM, MODEL_ID, Embedder, ModelState, load, model_state
 from core.semantic.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -177,7 +178,11 @@ class SemanticJob:
                     if self._stop.is_set():  # closing: a model run takes a fraction of a second, a file several
                         return False
                     vectors[run] = embedder.embed([texts[j] for j in run.tolist()])
-                    release_freed_memory()  # a run's activations (~100 MB), else kept by malloc
+                    # A run's activations (~100 MB for 16 passages) are freed, but glibc keeps them
+                    # fragmented: trimmed, the peak is ~13 MB lower (220 → 207 MB embedding 1,500
+                    # passages) and the resident set falls back to ~105 MB between runs, not ~200
+                    # (issue 25); a trim costs ~4 ms beside a run's ~270 ms (measured loaded).
+                    release_freed_memory()
                 if ids.shape[0]:
                     self.store.add(ids, vectors)
             self.pending = max(0, self.pending - int(ids.shape[0]))

@@ -105,7 +105,7 @@ class Watcher:
         return added
 
     def _dropped_roots(self) -> list[Path]:
-        """Watched roots whose path no longer names the watched dir: unwatched."""
+        """Watched roots whose path no longer names the watched dir, or reported deleted: unwatched."""
         dropped = []
         for root, (watch, identity) in list(self._watched.items()):
             if _identity(root) == identity and root not in self._gone:

@@ -24,8 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from .. import memory
-
 MODEL_FILE = "minilm-l6-v2-int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 MODEL_SHA256 = "e91a6ed62e892f34dc4d211b173f2d7b6367437e65fdbf54f7f61c14aea86d11"
@@ -97,17 +95,6 @@ def model_state(env: Mapping[str, str]) -> ModelState:
     return ModelState(not problem, problem, folder=str(folder))
 
 
-def release_freed_memory() -> None:
-    """Give the pages malloc holds free back to the system (:mod:`core.memory`).
-
-    Without the arena a model run's activations (~100 MB for 16 passages of 128 tokens) are
-    malloc'd and freed, but glibc keeps freed chunks below its (growing) mmap threshold,
-    fragmented. Trimmed after each run: ~13 MB less at peak (220 → 207 MB embedding 1,500
-    passages), and the resident set falls back to ~105 MB between runs instead of staying near
-    200 (issue 25). A call costs ~4 ms beside a run's ~270 ms (measured loaded)."""
-    memory.release_freed_memory()
-
-
 _sessions: dict[tuple[str, int], Any] = {}  # (folder, threads) → the onnxruntime session the embedders share
 
 
@@ -118,7 +105,7 @@ def _session(folder: Path, threads: int) -> Any:
     session would hold a second copy of the weights (~40 MB). Without the memory arena and
     its planned pattern each run frees what it allocated: the arena grew to the largest batch
     and stayed there (~270 MB resident embedding 1,500 passages with one session, against 207
-    with :func:`release_freed_memory`; issue 25). The price: those pages are faulted in anew each
+    with :func:`core.memory.release_freed_memory` after each run; issue 25). The price: those pages are faulted in anew each
     run: 3–18% more CPU per passage in loaded runs (noisy); a query's embedding takes the same ~2 ms."""
     import onnxruntime as ort
 
