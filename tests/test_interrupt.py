@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from datetime import datetime, timezone
@@ -110,3 +111,49 @@ def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, mome
     assert again.returncode == 0, again.stderr.decode()
     hits = cli_json(home, "search", "widget59", env=env)["results"]
     assert {h["session_id"] for h in hits} == {str(uuid.UUID(int=60, version=4))}
+
+
+HALF_SENT = '''
+import os, struct, sys, time
+
+def half_a_result_then_wait():
+    """(In the worker) write the start of a result message to the pool's result pipe —
+    a length and four of its bytes — as a worker terminated mid-send leaves it."""
+    queue = sys._getframe(1).f_locals["result_queue"]  # (the pool's worker loop called us)
+    os.write(queue._writer.fileno(), struct.pack("!i", 1 << 20) + b"half")
+    time.sleep(600)
+'''
+
+INTERRUPT_AFTER_HALF_SENT = '''
+import threading, time
+import halfsent
+from core.index.workers import make_pool
+
+try:
+    with make_pool(1) as pool:
+        pool.submit(halfsent.half_a_result_then_wait)
+        time.sleep(1)  # (the worker has written its half message by now, or writes it while it dies)
+        raise KeyboardInterrupt
+except KeyboardInterrupt:
+    print("interrupted", sorted(t.name for t in threading.enumerate()))
+'''
+
+
+def test_a_worker_ended_amid_sending_its_result_does_not_hang_the_exit(tmp_path):
+    """The CI hang behind the test above: Ctrl-C terminated a worker amid sending its
+    result, and the pool's manager thread read on for the rest of the message forever,
+    so the CLI never exited. Here a worker writes half a message and the pool is left
+    by Ctrl-C: the process must exit, its manager thread gone."""
+    (tmp_path / "halfsent.py").write_text(HALF_SENT)
+    path = os.pathsep.join([str(tmp_path), str(Path(__file__).resolve().parents[1])])
+    proc = subprocess.Popen([sys.executable, "-c", INTERRUPT_AFTER_HALF_SENT], cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": path}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the process did not exit after leaving the pool on Ctrl-C (a half-sent result)")
+    assert proc.returncode == 0, err.decode()
+    assert out.decode().split() == ["interrupted", "['MainThread']"], out.decode() + err.decode()

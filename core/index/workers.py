@@ -93,15 +93,33 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
             # Ctrl-C (or a failure): stop now rather than finish every chunk; the next
             # sync reads what was not committed. (SIGTERM ends a worker without a word.)
             processes = list((self._processes or {}).values())
+            manager, results = self._executor_manager_thread, self._result_queue  # (shutdown drops them)
             self.shutdown(wait=False, cancel_futures=True)  # (first: no worker is started after)
             for process in processes:
                 process.terminate()
             for process in processes:  # (gone before the queues they would read are)
                 process.join(5)
-            self.shutdown(wait=True)
+            _end_a_half_sent_result(results)
+            if manager is not None:
+                manager.join(5)
             return False
 
     return Pool(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+def _end_a_half_sent_result(result_queue) -> None:
+    """Close this process's write end of the pool's result pipe, once no worker lives.
+
+    A worker terminated while it sent its result leaves half a message in the pipe;
+    the pool's manager thread reads on for the rest, and this process holds a write
+    end too, so no end of file ever came: the thread waited forever, and so did the
+    interpreter's exit, which joins it (a Ctrl-C amid the cold index hung the CLI,
+    seen once in CI). With the last write end closed the read meets end of file, the thread
+    takes the pool as broken and leaves.
+    """
+    writer = getattr(result_queue, "_writer", None)
+    if writer is not None:
+        writer.close()
 
 
 @contextmanager
