@@ -29,3 +29,10 @@ class OutOfSpace(RelayError):
     """The disk (or quota) is full: nothing is corrupt, the last good cache is kept."""
 
     status = 507
+
+
+class WorkerLost(RelayError):
+    """A parse worker of the cold index died (the kernel's out-of-memory killer, a kill):
+    what was committed is kept and the next sync reads the rest."""
+
+    status = 503

@@ -14,57 +14,18 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
-from core.fixtures.claude import ClaudeTranscript
-
 from .hostile_support import SCRIPT, cli_env, cli_json
+from .pool_support import corpus, group, pooled, wait_for
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc").is_dir() or len(os.sched_getaffinity(0)) < 2,
     reason="needs Linux /proc and 2 CPUs (a worker pool)",
 )
-
-
-def _corpus(home: Path, files: int = 60) -> None:
-    root = home / ".claude" / "projects"
-    for i in range(files):
-        t = ClaudeTranscript(str(uuid.UUID(int=i + 1, version=4)), cwd=f"/home/t/p{i % 5}",
-                             start=datetime(2026, 1, 1, tzinfo=timezone.utc))  # fmt: skip
-        for n in range(60):
-            t.user(f"question {n} about widget{i} and the alpha beta gamma delta parts " * 3)
-            t.assistant(f"answer {n}: widget{i} is fine, epsilon zeta eta theta " * 5)
-        t.write_under(root)
-
-
-def _pooled(tmp_path: Path) -> dict[str, str]:
-    inject = tmp_path / "inject"
-    inject.mkdir()
-    (inject / "sitecustomize.py").write_text(
-        "import core.archive.indexer as indexer\n"
-        "indexer.PARALLEL_MIN_BYTES = 1\n"
-        "indexer.CHUNK_BYTES = indexer.FIRST_CHUNK_BYTES = 256 << 10\n"
-    )
-    return {"PYTHONPATH": os.pathsep.join([str(inject), *filter(None, [os.environ.get("PYTHONPATH")])])}
-
-
-def _group(pgid: int) -> list[int]:
-    """Live processes of process group ``pgid`` (zombies of it are gone for good)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                found.append(int(entry))
-    return found
 
 
 def _ignores_ctrl_c(pid: int) -> bool:
@@ -75,38 +36,31 @@ def _ignores_ctrl_c(pid: int) -> bool:
     return bool(int(status.split("SigIgn:")[1].split()[0], 16) & (1 << (signal.SIGINT - 1)))
 
 
-def _wait_for(predicate, what: str, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.01)
-
-
 @pytest.mark.parametrize("moment", ["forkserver starting", "workers parsing"])
 def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, moment):
     home = tmp_path / "home"
-    _corpus(home)
-    env = {**_pooled(tmp_path), "PYTHONFAULTHANDLER": "1"}
+    corpus(home)
+    env = {**pooled(tmp_path), "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     segments = home / ".cache" / "relay-search" / "segments"
     if moment == "forkserver starting":  # (started, and the CLI takes Ctrl-C again: SIGINT not ignored)
-        _wait_for(lambda: (len(_group(proc.pid)) > 1 and not _ignores_ctrl_c(proc.pid)) or proc.poll() is not None,
+        wait_for(lambda: (len(group(proc.pid)) > 1 and not _ignores_ctrl_c(proc.pid)) or proc.poll() is not None,
                   "the forkserver")  # fmt: skip
     else:
-        _wait_for(lambda: (segments.is_dir() and any(segments.iterdir())) or proc.poll() is not None, "a segment")
+        wait_for(lambda: (segments.is_dir() and any(segments.iterdir())) or proc.poll() is not None, "a segment")
     assert proc.poll() is None, "the index finished before it could be interrupted"
     os.killpg(proc.pid, signal.SIGINT)
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:  # say who is still there and where the CLI waits (faulthandler)
-        left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in _group(proc.pid)}
+        left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode() for pid in group(proc.pid)}
         os.killpg(proc.pid, signal.SIGABRT)
         out, err = proc.communicate(timeout=30)
         pytest.fail(f"no exit 60 s after Ctrl-C; rc {proc.returncode}; still running: {left}\n{err.decode()[-8000:]}")
     assert proc.returncode == 130, err.decode()
     assert err.decode() == "", err.decode()  # no traceback from any process of the group
-    _wait_for(lambda: not _group(proc.pid), "the group's processes to exit", 10.0)
+    wait_for(lambda: not group(proc.pid), "the group's processes to exit", 10.0)
     again = subprocess.run([str(SCRIPT), "index"], env=cli_env(home, **env), capture_output=True, timeout=300)
     assert again.returncode == 0, again.stderr.decode()
     hits = cli_json(home, "search", "widget59", env=env)["results"]

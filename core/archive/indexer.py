@@ -31,7 +31,7 @@ from core.index.bm25 import Snapshot
 from core.index.merge_policy import DEFAULT_POLICY, pick_merge
 from core.index.retire import ReaderPins, delete_segments
 from core.index.segment import load_segment, merge_segments, save_segment
-from core.index.workers import available_cpus, make_pool, worker_count
+from core.index.workers import available_cpus, make_pool, result_of, worker_count
 from core.memory import release_freed_memory
 from core.sources import discovery
 from core.views import Progress, UpdateResult
@@ -185,10 +185,10 @@ class Indexer:
                 futures: deque[Future[ChunkOutput]] = deque()
                 for n in ids:
                     if len(futures) >= 2 * workers:
-                        report(futures.popleft().result())
+                        report(result_of(pool, futures.popleft()))
                     futures.append(pool.submit(run_chunk, n, chunks.popleft(), str(self.segments_dir)))
                 while futures:
-                    report(futures.popleft().result())
+                    report(result_of(pool, futures.popleft()))
 
     @contextmanager
     def _bulk_cache(self, bulk: bool) -> Iterator[None]:

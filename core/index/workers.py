@@ -24,12 +24,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+from core.errors import WorkerLost
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 PARENT_POLL = 0.25  # seconds between a worker's checks that its parent still lives
+WORKER_CHECK = 0.5  # seconds between the parent's checks that its workers still live
+
+T = TypeVar("T")
 
 
 def available_cpus() -> int:
@@ -105,6 +110,48 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
             return False
 
     return Pool(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
+
+
+def result_of(pool: ProcessPoolExecutor, future: Future[T]) -> T:
+    """``future.result()``, or :class:`WorkerLost` as soon as a worker of ``pool`` has died.
+
+    (The pool notices a dead worker by itself, except one killed while it sent its
+    result: the pool's manager thread then waits for the rest of the message, and
+    the future never finishes — an index hung for good.)
+    """
+    from concurrent.futures.process import BrokenProcessPool
+
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    while True:
+        try:
+            return future.result(timeout=WORKER_CHECK)
+        except TimeoutError:
+            workers = list((getattr(pool, "_processes", None) or {}).values()) or workers
+            if any(p.exitcode is not None for p in workers):
+                raise WorkerLost(_lost_line(workers)) from None
+        except BrokenProcessPool:  # (the pool ends the other workers with SIGTERM)
+            for process in workers:
+                process.join(1)
+            raise WorkerLost(_lost_line(workers)) from None
+
+
+def _lost_line(workers: list) -> str:
+    """Why the first worker that ended did (one not ended by the pool's own SIGTERM)."""
+    import signal
+
+    codes = [p.exitcode for p in workers if p.exitcode is not None]
+    first = next((c for c in codes if c != -signal.SIGTERM), codes[0] if codes else None)
+    if first is None:
+        how = "died"
+    elif first < 0:
+        try:
+            how = f"was killed by {signal.Signals(-first).name}"
+        except ValueError:
+            how = f"was killed by signal {-first}"
+        how += " (out of memory?)" if first == -signal.SIGKILL else ""
+    else:
+        how = f"exited with status {first}"
+    return f"a worker of the index {how}: what was indexed is kept, and the next run reads the rest"
 
 
 def _end_a_half_sent_result(result_queue) -> None:

@@ -1,0 +1,73 @@
+"""A worker of the cold index killed from outside (the kernel's out-of-memory killer, a
+``kill -9``): the CLI says so in one line and exits 1 rather than hang or print a
+traceback, leaves no process behind, and the next ``index`` reads the rest.
+
+The fault is injected into the workers only: ``indexer.run_chunk`` is replaced by a
+function of an injected module, which the parent pickles by name and only workers run.
+The first chunk a worker takes ends it — while it parses, or after writing half of its
+result to the pool's result pipe (the case the pool itself never notices: its manager
+thread waited for the rest of the message forever).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from .hostile_support import SCRIPT, cli_env, cli_json
+from .pool_support import corpus, group, pooled, wait_for
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc").is_dir() or len(os.sched_getaffinity(0)) < 2,
+    reason="needs Linux /proc and 2 CPUs (a worker pool)",
+)
+
+FAULTS = '''
+import os, signal, struct, sys
+from core.archive import ingest
+
+def run_chunk_or_die(*args):
+    """(In a worker) the first call of all the workers' dies as ``HOW`` says; the rest index."""
+    try:
+        os.close(os.open(os.environ["FAULT_ONCE"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return ingest.run_chunk(*args)
+    if os.environ["HOW"] == "half-sent":
+        queue = sys._getframe(1).f_locals["result_queue"]  # (the pool's worker loop called us)
+        os.write(queue._writer.fileno(), struct.pack("!i", 1 << 20) + b"half")
+    os.kill(os.getpid(), signal.SIGKILL)
+'''
+
+
+@pytest.mark.parametrize("how", ["killed parsing", "half-sent"])
+def test_a_worker_killed_mid_index_ends_the_run_with_one_line_and_the_next_run_completes(tmp_path, how):
+    home = tmp_path / "home"
+    corpus(home)
+    env = pooled(tmp_path, then="import faults\nindexer.run_chunk = faults.run_chunk_or_die\n")
+    (tmp_path / "inject" / "faults.py").write_text(FAULTS)
+    env.update(FAULT_ONCE=str(tmp_path / "fault-once"), HOW=how)
+    proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
+    try:
+        _, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the index hung after a worker was killed")
+    assert (tmp_path / "fault-once").exists(), "no worker ran the fault"
+    assert proc.returncode == 1, err.decode()
+    lines = err.decode().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err.decode(), err.decode()
+    assert "worker of the index was killed by SIGKILL (out of memory?)" in lines[0]
+    assert "the next run reads the rest" in lines[0]
+    wait_for(lambda: not group(proc.pid), "the group's processes to exit", 10.0)
+    again = subprocess.run([str(SCRIPT), "index"], env=cli_env(home, **env), capture_output=True, timeout=300)
+    assert again.returncode == 0, again.stderr.decode()
+    for i in (1, 30, 60):  # the first chunk's, a middle and the last file are all found
+        hits = cli_json(home, "search", f"widget{i - 1}", env=env)["results"]
+        assert {h["session_id"] for h in hits} == {str(uuid.UUID(int=i, version=4))}
