@@ -12,6 +12,7 @@ thread waited for the rest of the message forever).
 from __future__ import annotations
 
 import os
+import pty
 import signal
 import subprocess
 import uuid
@@ -71,3 +72,32 @@ def test_a_worker_killed_mid_index_ends_the_run_with_one_line_and_the_next_run_c
     for i in (1, 30, 60):  # the first chunk's, a middle and the last file are all found
         hits = cli_json(home, "search", f"widget{i - 1}", env=env)["results"]
         assert {h["session_id"] for h in hits} == {str(uuid.UUID(int=i, version=4))}
+
+
+def test_on_a_terminal_the_line_starts_below_the_progress_bar(tmp_path):
+    """On a terminal the progress bar is redrawn in place (``\\r``); the line saying a
+    worker was lost once followed the bar on the same line."""
+    home = tmp_path / "home"
+    corpus(home)
+    env = pooled(tmp_path, then="import faults\nindexer.run_chunk = faults.run_chunk_or_die\n")
+    (tmp_path / "inject" / "faults.py").write_text(FAULTS)
+    env.update(FAULT_ONCE=str(tmp_path / "fault-once"), HOW="killed parsing")
+    main, side = pty.openpty()
+    proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdin=subprocess.DEVNULL,
+                            stdout=side, stderr=side, start_new_session=True)  # fmt: skip
+    os.close(side)
+    screen = b""
+    while True:  # (until the terminal's last holder has gone: EIO)
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        screen += chunk
+    os.close(main)
+    assert proc.wait(timeout=120) == 1
+    shown = [line.split("\r")[-1] for line in screen.decode().replace("\r\n", "\n").split("\n")]
+    assert any(line.startswith("indexing ") for line in shown), shown  # (a bar was drawn)
+    lost = [line for line in shown if "worker of the index" in line]
+    assert lost and lost[0].startswith("relay-search: a worker of the index was killed by SIGKILL"), shown

@@ -23,7 +23,7 @@ from core.outputs.handoff import about
 from core.words import plural
 
 from . import after, finding, keeping, serving
-from .common import config_from_args
+from .common import config_from_args, end_progress_line
 
 # Subcommands in the order --help lists them; each group module maps a name to
 # (add its parser, run it).
@@ -150,13 +150,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
             return handler(args)  # once, on a fresh cache
     except RelayError as exc:
+        end_progress_line()
         print(f"relay-search: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        end_progress_line()
         return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # last resort: one line, never a traceback
+        end_progress_line()
         print(f"relay-search: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if os.environ.get("RELAY_SEARCH_DEBUG"):
             raise

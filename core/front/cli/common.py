@@ -31,21 +31,35 @@ def config_from_args(args: argparse.Namespace, env=None) -> Config:
     return Config.from_env(env, root=getattr(args, "root", None), pattern=getattr(args, "pattern", None))
 
 
+_bar_drawn = False  # a progress line is on the terminal, not yet ended
+
+
 def progress_printer() -> Callable[[Progress], None] | None:
     if not sys.stderr.isatty():
         return None
 
     def show(p: Progress) -> None:
+        global _bar_drawn
         if not p.total_bytes:
             return
         done = p.done_bytes / p.total_bytes
         bar = "█" * int(done * 30)
         sys.stderr.write(f"\rindexing {bar:<30} {done:4.0%}  {p.done_files}/{p.total_files} files")
-        if p.done_files >= p.total_files:
+        _bar_drawn = p.done_files < p.total_files
+        if not _bar_drawn:
             sys.stderr.write("\n")
         sys.stderr.flush()
 
     return show
+
+
+def end_progress_line() -> None:
+    """End a progress line an error or Ctrl-C cut short, so what follows starts a line."""
+    global _bar_drawn
+    if _bar_drawn:
+        _bar_drawn = False
+        sys.stderr.write("\n")
+        sys.stderr.flush()
 
 
 def open_archive(args: argparse.Namespace, *, sync: bool = True):
@@ -64,6 +78,7 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
         try:
             result = archive.sync(progress=progress_printer(), quick=True)
         except OutOfSpace as exc:  # not updated, but the last good cache still answers
+            end_progress_line()
             print(f"relay-search: {exc}", file=sys.stderr)
             return archive
         except BaseException:
