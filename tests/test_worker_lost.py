@@ -16,9 +16,13 @@ import pty
 import signal
 import subprocess
 import uuid
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
+
+from core.errors import WorkerLost
+from core.index.workers import make_pool, result_of
 
 from .hostile_support import SCRIPT, cli_env, cli_json
 from .pool_support import corpus, group, pooled, wait_for
@@ -101,3 +105,18 @@ def test_on_a_terminal_the_line_starts_below_the_progress_bar(tmp_path):
     assert any(line.startswith("indexing ") for line in shown), shown  # (a bar was drawn)
     lost = [line for line in shown if "worker of the index" in line]
     assert lost and lost[0].startswith("relay-search: a worker of the index was killed by SIGKILL"), shown
+
+
+def test_waiting_on_or_submitting_to_a_pool_whose_worker_died_says_how_it_died():
+    """In process: ``result_of`` turns the pool's own notice of a dead worker into
+    :class:`WorkerLost` with the signal, and so does a submit after it (by hand in
+    tmux, ``kill -9`` of a worker was reported by the indexer's next submit as
+    "unexpected error: BrokenProcessPool")."""
+    with pytest.raises(WorkerLost, match=r"^a worker of the index was killed by SIGABRT: what was indexed is kept"):
+        with make_pool(1) as pool:
+            result_of(pool, pool.submit(os.abort))
+    with pytest.raises(WorkerLost, match=r"^a worker of the index was killed by SIGABRT: what was indexed is kept"):
+        with make_pool(1) as pool:
+            with pytest.raises(BrokenProcessPool):
+                pool.submit(os.abort).result()
+            pool.submit(os.getpid)

@@ -89,8 +89,16 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
         def submit(self, *args, **kwargs):
             # (the first submit starts every worker: a Ctrl-C amid that left a worker
             # starting after its queues were gone, and it printed why)
+            from concurrent.futures.process import BrokenProcessPool
+
+            workers = list((self._processes or {}).values())
             with _ctrl_c_deferred():
-                return super().submit(*args, **kwargs)
+                try:
+                    return super().submit(*args, **kwargs)
+                except BrokenProcessPool:  # (a worker died while the last chunks were sent)
+                    for process in workers:
+                        process.join(1)
+                    raise WorkerLost(_lost_line(workers)) from None
 
         def __exit__(self, exc_type, exc, tb):
             if exc_type is None:
