@@ -91,14 +91,12 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
             # starting after its queues were gone, and it printed why)
             from concurrent.futures.process import BrokenProcessPool
 
-            workers = list((self._processes or {}).values())
+            workers = _workers(self)
             with _ctrl_c_deferred():
                 try:
                     return super().submit(*args, **kwargs)
                 except BrokenProcessPool:  # (a worker died while the last chunks were sent)
-                    for process in workers:
-                        process.join(1)
-                    raise WorkerLost(_lost_line(workers)) from None
+                    raise WorkerLost(_lost_line(self, workers)) from None
 
         def __exit__(self, exc_type, exc, tb):
             if exc_type is None:
@@ -128,25 +126,38 @@ def result_of(pool: ProcessPoolExecutor, future: Future[T]) -> T:
     the future never finishes — an index hung for good.)
     """
     from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing.connection import wait
 
-    workers = list((getattr(pool, "_processes", None) or {}).values())
+    workers = _workers(pool)
     while True:
         try:
             return future.result(timeout=WORKER_CHECK)
         except TimeoutError:
-            workers = list((getattr(pool, "_processes", None) or {}).values()) or workers
-            if any(p.exitcode is not None for p in workers):
-                raise WorkerLost(_lost_line(workers)) from None
-        except BrokenProcessPool:  # (the pool ends the other workers with SIGTERM)
-            for process in workers:
-                process.join(1)
-            raise WorkerLost(_lost_line(workers)) from None
+            workers = _workers(pool) or workers
+            # (a dead worker's sentinel is readable; waiting on it reads nothing)
+            if not (workers and wait([p.sentinel for p in workers], timeout=0)):
+                continue
+        except BrokenProcessPool:
+            pass
+        raise WorkerLost(_lost_line(pool, workers)) from None
 
 
-def _lost_line(workers: list) -> str:
-    """Why the first worker that ended did (one not ended by the pool's own SIGTERM)."""
+def _workers(pool: ProcessPoolExecutor) -> list:
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _lost_line(pool: ProcessPoolExecutor, workers: list) -> str:
+    """Why the first worker that ended did (one not ended by the pool's own SIGTERM).
+
+    The pool's manager thread is given a moment to finish first: it reaps the
+    workers, and an exit status read by two threads at once is read as 255 by one.
+    (It never finishes while it waits for a half-sent result; it reads no status then.)
+    """
     import signal
 
+    manager = getattr(pool, "_executor_manager_thread", None)
+    if manager is not None:
+        manager.join(2)
     codes = [p.exitcode for p in workers if p.exitcode is not None]
     first = next((c for c in codes if c != -signal.SIGTERM), codes[0] if codes else None)
     if first is None:
