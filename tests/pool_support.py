@@ -4,10 +4,14 @@ of the tests that interrupt or kill that pool from outside."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import time
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
+
+import pytest
 
 from core.fixtures.claude import ClaudeTranscript
 
@@ -55,3 +59,14 @@ def wait_for(predicate, what: str, seconds: float = 60.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.01)
+
+
+def finish(proc: subprocess.Popen, seconds: float, hung: str) -> tuple[bytes, bytes]:
+    """``proc``'s stdout and stderr once it exits; a failed test, its group killed, if it
+    has not within ``seconds`` (it was started with ``start_new_session``)."""
+    try:
+        return proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(hung)

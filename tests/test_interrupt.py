@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from .hostile_support import SCRIPT, cli_env, cli_json
-from .pool_support import corpus, group, pooled, wait_for
+from .pool_support import corpus, finish, group, pooled, wait_for
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc").is_dir() or len(os.sched_getaffinity(0)) < 2,
@@ -103,11 +103,6 @@ def test_a_worker_ended_amid_sending_its_result_does_not_hang_the_exit(tmp_path)
     proc = subprocess.Popen([sys.executable, "-c", INTERRUPT_AFTER_HALF_SENT], cwd=tmp_path,
                             env={**os.environ, "PYTHONPATH": path}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("the process did not exit after leaving the pool on Ctrl-C (a half-sent result)")
+    out, err = finish(proc, 60, "the process did not exit after leaving the pool on Ctrl-C (a half-sent result)")
     assert proc.returncode == 0, err.decode()
     assert out.decode().split() == ["interrupted", "['MainThread']"], out.decode() + err.decode()

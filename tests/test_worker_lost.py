@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import pty
-import signal
 import subprocess
 import uuid
 from concurrent.futures.process import BrokenProcessPool
@@ -25,7 +24,7 @@ from core.errors import WorkerLost
 from core.index.workers import make_pool, result_of
 
 from .hostile_support import SCRIPT, cli_env, cli_json
-from .pool_support import corpus, group, pooled, wait_for
+from .pool_support import corpus, finish, group, pooled, wait_for
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc").is_dir() or len(os.sched_getaffinity(0)) < 2,
@@ -49,21 +48,21 @@ def run_chunk_or_die(*args):
 '''
 
 
-@pytest.mark.parametrize("how", ["killed parsing", "half-sent"])
-def test_a_worker_killed_mid_index_ends_the_run_with_one_line_and_the_next_run_completes(tmp_path, how):
+def _archive_with_a_doomed_worker(tmp_path: Path, how: str) -> tuple[Path, dict[str, str]]:
+    """A HOME to index and the environment in which its first chunk's worker dies ``how``."""
     home = tmp_path / "home"
     corpus(home)
     env = pooled(tmp_path, then="import faults\nindexer.run_chunk = faults.run_chunk_or_die\n")
     (tmp_path / "inject" / "faults.py").write_text(FAULTS)
-    env.update(FAULT_ONCE=str(tmp_path / "fault-once"), HOW=how)
+    return home, {**env, "FAULT_ONCE": str(tmp_path / "fault-once"), "HOW": how}
+
+
+@pytest.mark.parametrize("how", ["killed parsing", "half-sent"])
+def test_a_worker_killed_mid_index_ends_the_run_with_one_line_and_the_next_run_completes(tmp_path, how):
+    home, env = _archive_with_a_doomed_worker(tmp_path, how)
     proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
-    try:
-        _, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        pytest.fail("the index hung after a worker was killed")
+    _, err = finish(proc, 120, "the index hung after a worker was killed")
     assert (tmp_path / "fault-once").exists(), "no worker ran the fault"
     assert proc.returncode == 1, err.decode()
     lines = err.decode().splitlines()
@@ -81,11 +80,7 @@ def test_a_worker_killed_mid_index_ends_the_run_with_one_line_and_the_next_run_c
 def test_on_a_terminal_the_line_starts_below_the_progress_bar(tmp_path):
     """On a terminal the progress bar is redrawn in place (``\\r``); the line saying a
     worker was lost once followed the bar on the same line."""
-    home = tmp_path / "home"
-    corpus(home)
-    env = pooled(tmp_path, then="import faults\nindexer.run_chunk = faults.run_chunk_or_die\n")
-    (tmp_path / "inject" / "faults.py").write_text(FAULTS)
-    env.update(FAULT_ONCE=str(tmp_path / "fault-once"), HOW="killed parsing")
+    home, env = _archive_with_a_doomed_worker(tmp_path, "killed parsing")
     main, side = pty.openpty()
     proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdin=subprocess.DEVNULL,
                             stdout=side, stderr=side, start_new_session=True)  # fmt: skip
