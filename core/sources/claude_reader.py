@@ -43,7 +43,6 @@ class _FileReader:
         self.seen: set[str] = set(self.recent)
         self.meta: dict[str, Any] = dict(state.get("meta", {}))
         self.aliases: list[str] = list(self.meta.pop("aliases", ()))
-        self.pending_compaction = False
         self.usage: list[Usage] = []
 
     def feed(self, line: bytes, entry_index: int) -> None:
@@ -107,7 +106,6 @@ class _FileReader:
         if kind == "system":
             if record.subtype == "compact_boundary":
                 self._add(record, entry_index, "system", "compaction", COMPACTION_TEXT)
-                self.pending_compaction = True
             return
         if record.isMeta or record.isVisibleInTranscriptOnly:
             return

@@ -84,9 +84,7 @@ class _Parser(EntryCollector):
             meta.update(parent=parent, forked=forked, parent_line=index, parent_ts=ts)
 
     def _on_flat_header(self, p: dict[str, Any], ts: str | None, index: int) -> None:
-        self.st.meta.setdefault("session_id", _str(p.get("id")))
-        if _ts(p.get("timestamp")):
-            self.st.meta.setdefault("first_timestamp", p["timestamp"])
+        self.st.meta.setdefault("session_id", _str(p.get("id")))  # (its time: ``_record``'s)
 
     def _on_turn_context(self, p: dict[str, Any], ts: str | None, index: int) -> None:
         if not self.st.meta.get("cwd") and _str(p.get("cwd")):
