@@ -320,10 +320,14 @@ def test_tool_results_and_agents_follow_the_anchor_of_their_tool_use():
         {"type": "agent_session_complete"},  # no agent id: the "" one
         {"type": "agent_session", "id": "ag", "parent_tool_use_id": "tb"},
         msg("s1", "user", "task", agent_session_id="ag"),
+        {"type": "tool_use", "message_id": "u1"},  # no id: nothing to find it by
+        {"type": "note", "parent_id": "u1", "content": [{"type": "tool_use", "id": "tn"}]},  # no message: no call
+        {"type": "tool_result", "tool_use_id": "tn"},
+        {"type": "tool_result", "tool_use_id": "u2"},  # a message id is no tool id
     )
     assert [(i.index, i.anchor) for i in t.items] == [
         (0, "u1"), (1, "a1"), (2, "u2"), (3, "u2"), (4, "u3"), (5, "a1"), (6, "u2"), (7, "u2"), (8, "u2"),
-        (9, "a1"), (10, "a1"),
+        (9, "a1"), (10, "a1"), (11, "u1"), (12, "u1"), (13, "u3"), (14, "u3"),
     ]
 
 
@@ -478,14 +482,23 @@ def test_messages_by_role():
         item(4, msg("n1", None, "no role")),
         item(5, msg("e1", "user", "")),
         item(6, msg("e2", "assistant", [])),
+        item(7, {"type": "message", "id": "e3", "role": "user"}),
+        item(8, msg("e4", "assistant", None)),
+        item(9, msg("n2", "system", 42)),
     )
     assert em.entries == [
         E("user", "text", "typed", 1, timestamp=Z1, uuid="u1", parent_uuid="p", starts_turn=True),
         E("assistant", "text", "answer", 2, timestamp=Z2, uuid="a1", parent_uuid="u1"),
         E("system", "text", "a note", 3, uuid="s1"),
         E("system", "text", "no role", 4, uuid="n1"),
+        E("system", "text", "42", 9, uuid="n2"),
     ]
     assert em.unreadable == 0
+    labelled = emit(item(1, msg("s1", "system", "a note", parent="u1")), item(2, msg("u2", "user", "q", parent="s1")), label="b")
+    assert labelled.entries == [
+        E("system", "text", "a note", 1, uuid="s1", parent_uuid="u1", branch="b"),
+        E("user", "text", "q", 2, uuid="u2", parent_uuid="s1", starts_turn=True, branch="b"),
+    ]
 
 
 def test_message_blocks_give_thinking_tool_calls_and_results_before_the_text():
@@ -590,6 +603,12 @@ def test_compactions_and_subagent_notes():
         E("system", "text", "Subagent failed", 6, timestamp=Z2, parent_uuid="ag1", is_sidechain=True),
         E("system", "text", "Subagent finished", 7, is_sidechain=True),
     ]
+
+
+def test_subagent_notes_on_a_branch_carry_its_label():
+    em = emit(item(0, {"type": "agent_session", "id": "ag1"}), item(1, {"type": "agent_session_complete", "agent_session_id": "ag1"}),
+              item(2, {"type": "compaction"}), label="b")
+    assert [(e.text, e.branch) for e in em.entries] == [("Subagent ? started", "b"), ("Subagent finished", "b"), (COMPACTION_TEXT, "b")]
 
 
 def test_a_subagents_first_user_message_is_its_task_and_the_next_are_typed():
@@ -810,6 +829,7 @@ def test_discover_lists_each_session_once_sorted(config: Config):
     home = config.ash_home
     for rel in ("sessions/b_1/context.jsonl", "sessions/b_1/history.jsonl", "sessions/b_1/state.json",
                 "sessions/b_1/subagents/ag.jsonl", "sessions/b_1/subagents/notes.txt", "sessions/a_1/history.jsonl",
+                "sessions/d_1/context.jsonl",
                 "sessions/c/notes.jsonl", "chats/tg/7/history.jsonl", "chats/tg/7/other.jsonl", "chats/tg/history.jsonl"):
         (home / rel).parent.mkdir(parents=True, exist_ok=True)
         (home / rel).write_text("")
@@ -819,6 +839,7 @@ def test_discover_lists_each_session_once_sorted(config: Config):
         ("sessions/a_1/history.jsonl", MAIN, "a_1"),
         ("sessions/b_1/context.jsonl", MAIN, "b_1"),
         ("sessions/b_1/subagents/ag.jsonl", SUBAGENT, "ag"),
+        ("sessions/d_1/context.jsonl", MAIN, "d_1"),
     ]
     assert list(SRC.discover(Config.from_env({"HOME": str(config.home / "nobody")}))) == []
 
@@ -893,6 +914,26 @@ def test_read_a_subagent_file(config: Config):
     assert result.meta == FileMeta(session_id="agent_x", first_timestamp=Z1, last_timestamp=Z2)
 
 
+def test_a_subagent_file_is_sidechain_and_takes_no_heads(config: Config):
+    """Its own lines need no agent id to be sidechain, and the state.json beside it
+    (in ``subagents/``) is not its state: its branches are its leaves."""
+    path = lines(
+        config.ash_home / "sessions" / "api_bob" / "subagents" / "agent_y.jsonl",
+        msg("s1", "user", "task", ts=T1),
+        msg("s2", "assistant", "first try", parent="s1", ts=T2),
+        msg("s3", "assistant", "second try", parent="s1", ts=T3),
+    )
+    lines(path.parent / "state.json", {"branches": [{"branch_id": "b", "head_message_id": "s2"}]})
+    result = SRC.read(SRC.classify(path, config))
+    assert [(e.text, e.branch, e.is_sidechain) for e in result.entries] == [
+        ("task", None, True),
+        ("second try", None, True),
+        ("Branch leaf:s2 forks from message s1", "leaf:s2", True),
+        ("task", "leaf:s2", True),
+        ("first try", "leaf:s2", True),
+    ]
+
+
 def test_read_a_missing_file_gives_its_error(tmp_path: Path):
     for name in ("context.jsonl", "history.jsonl"):
         path = tmp_path / "gone" / name
@@ -944,8 +985,11 @@ def test_a_chat_log_is_read_incrementally(config: Config):
     assert third.meta == FileMeta(session_id="chat-tg_7", first_prompt="anyone?", first_timestamp=Z1, last_timestamp=Z3)
     assert third.state == second.state
 
-    # an offset without state: lines are counted from there
+    # an offset without state: lines are counted from there; a state without an offset: from the start
     assert [(e.text, e.entry_index) for e in SRC.read(file, offset=first.offset).entries] == [("again", 1)]
+    whole = SRC.read(file, state=second.state)
+    assert [(e.text, e.entry_index) for e in whole.entries] == [("anyone?", 0), (bound(LONG, False), 2), ("again", 4)]
+    assert (whole.replace, whole.state["line"]) == (True, 5)
 
 
 def test_a_chat_log_read_from_its_start_takes_what_the_new_lines_say(config: Config):
