@@ -66,7 +66,8 @@ class _Tree:
                 mid = _str(rec.get("id"))
                 mid = mid if mid and mid not in self.parent else f"line-{index}"
                 rec = item.rec = {**rec, "id": mid}
-                self.parent[mid] = explicit if explicit in ids and explicit != mid else previous
+                # (``explicit`` first: a message without an id puts None in ``ids``)
+                self.parent[mid] = explicit if explicit and explicit in ids and explicit != mid else previous
                 self.line[mid] = index
                 self.nodes[mid] = item
                 if _ts(rec):
