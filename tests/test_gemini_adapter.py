@@ -628,7 +628,7 @@ def test_read_legacy_with_a_bom_and_an_invalid_byte(config: Config):
     assert (result.skipped, result.reasons) == (1, {INVALID_UTF8: 1})
 
 
-def test_meta_times_are_the_earliest_and_latest_of_header_and_end_entries(config: Config):
+def test_meta_times_are_the_earliest_and_latest_of_header_and_entries(config: Config):
     ts3 = "2026-11-01T09:00:09.000Z"
     path = write_jsonl(
         chats(config) / "session-t.jsonl",
@@ -639,5 +639,5 @@ def test_meta_times_are_the_earliest_and_latest_of_header_and_end_entries(config
         {"id": "u4", "type": "user", "timestamp": TS2, "content": "d"},
     )
     meta = SRC.read(SRC.classify(path, config)).meta
-    # (the first and the last entry's times only: a message in between is not asked)
-    assert (meta.first_timestamp, meta.last_timestamp) == (TS2, TS2)
+    # (a message in between counts too: the session's time range is every entry's)
+    assert (meta.first_timestamp, meta.last_timestamp) == (TS, ts3)

@@ -409,8 +409,9 @@ class GeminiSource:
             cwd=self._cwd(file, meta),
             title=title,
             first_prompt=builder.first_prompt,
-            first_timestamp=min(filter(None, [first, *stamps[:1]]), default=None),
-            last_timestamp=max(filter(None, [last, *stamps[-1:]]), default=None),
+            # (every entry's time: a chat's messages are not always in time order)
+            first_timestamp=min(filter(None, [first, *stamps]), default=None),
+            last_timestamp=max(filter(None, [last, *stamps]), default=None),
         )
 
     def _cwd(self, file: SourceFile, meta: dict[str, Any]) -> str | None:
