@@ -109,7 +109,8 @@ class _Parser(EntryCollector):
             call_id = _str(p.get("call_id"))
             text = output_text(p.get("output"))
             if ptype == "tool_search_output" and isinstance(p.get("tools"), list):
-                text = ", ".join(str(t.get("name")) for t in p["tools"] if isinstance(t, dict))
+                # (a tool without a name is left out: it was listed as "None")
+                text = ", ".join(t["name"] for t in p["tools"] if isinstance(t, dict) and _str(t.get("name")))
             self._add(
                 "tool",
                 "tool_result",
