@@ -179,7 +179,12 @@ class Archive:
         """
         return self.semantic.wait(timeout)
 
+    def stop_syncing(self) -> None:
+        """End a sync on another thread between chunks, its commits kept (``Indexer.closing``)."""
+        self.indexer.closing.set()
+
     def close(self) -> None:
+        self.stop_syncing()
         self.stop_watching()
         self.semantic.close()
         # A merge still writing when the catalog closes would fail on its thread

@@ -36,3 +36,10 @@ class WorkerLost(RelayError):
     what was committed is kept and the next sync reads the rest."""
 
     status = 503
+
+
+class SyncStopped(RelayError):
+    """The archive is closing (the app quit mid-index): the sync stopped between chunks;
+    what was committed is kept and the next sync reads the rest."""
+
+    status = 503

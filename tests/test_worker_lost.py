@@ -14,13 +14,15 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
+import threading
+import time
 import uuid
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
 
-from core.errors import WorkerLost
+from core.errors import SyncStopped, WorkerLost
 from core.index.workers import make_pool, result_of
 
 from .hostile_support import SCRIPT, cli_env, cli_json
@@ -115,3 +117,17 @@ def test_waiting_on_or_submitting_to_a_pool_whose_worker_died_says_how_it_died()
             with pytest.raises(BrokenProcessPool):
                 pool.submit(os.abort).result()
             pool.submit(os.getpid)
+
+
+def test_waiting_on_a_worker_ends_when_the_archive_closes():
+    """The app quitting mid-index sets ``stop`` while the index waits on a worker: it
+    stops waiting (and the pool ends the worker) instead of waiting for the chunk."""
+    stop = threading.Event()
+    with pytest.raises(SyncStopped, match="the archive is closing"):
+        with make_pool(1) as pool:
+            future = pool.submit(time.sleep, 60)  # (a chunk that takes long)
+            threading.Timer(0.2, stop.set).start()
+            try:
+                result_of(pool, future, stop)
+            finally:
+                assert not future.done()

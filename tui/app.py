@@ -294,6 +294,8 @@ class RelayApp(App[None]):
             return
         try:
             archive.stop_watching()
+            if self.syncing and self._owns_archive:
+                archive.stop_syncing()  # (else quitting mid-index waited for the whole archive)
             if self._owns_archive and not self.syncing:
                 archive.close()
         except Exception as error:  # shutting down: report, never raise

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from core.config import Config
+from core.errors import SyncStopped
 from core.index.bm25 import Snapshot
 from core.index.merge_policy import DEFAULT_POLICY, pick_merge
 from core.index.retire import ReaderPins, delete_segments
@@ -58,6 +59,9 @@ class Indexer:
         self.segments_dir = segments_dir
         self.on_publish = on_publish
         self._sync_lock = threading.RLock()
+        # Set when the archive closes (the app quits mid-index): a sync stops between
+        # chunks, or while it waits on a worker, instead of reading everything first.
+        self.closing = threading.Event()
         self._merge_lock = threading.Lock()
         self._merger: threading.Thread | None = None
         self._segments: dict[str, Any] = {}
@@ -116,6 +120,7 @@ class Indexer:
         call with nothing changed does not grow with the number of files.
         """
         with self._sync_lock:
+            self._check_open()
             started = time.perf_counter()
             dirs_before: dict[str, int] = {}
             dir_scan = None
@@ -171,6 +176,7 @@ class Indexer:
         with self._bulk_cache(total_bytes >= PARALLEL_MIN_BYTES):
             if not parallel:
                 for n in ids:
+                    self._check_open()
                     report(run_chunk(n, chunks.popleft(), str(self.segments_dir)))
                 return
             workers = worker_count(len(chunks))
@@ -185,10 +191,16 @@ class Indexer:
                 futures: deque[Future[ChunkOutput]] = deque()
                 for n in ids:
                     if len(futures) >= 2 * workers:
-                        report(result_of(pool, futures.popleft()))
+                        report(result_of(pool, futures.popleft(), self.closing))
+                    self._check_open()
                     futures.append(pool.submit(run_chunk, n, chunks.popleft(), str(self.segments_dir)))
                 while futures:
-                    report(result_of(pool, futures.popleft()))
+                    report(result_of(pool, futures.popleft(), self.closing))
+
+    def _check_open(self) -> None:
+        # (raised, not returned: a sync cut short must not record the dirs as read)
+        if self.closing.is_set():
+            raise SyncStopped("the archive is closing: the index stopped; the next run reads the rest")
 
     @contextmanager
     def _bulk_cache(self, bulk: bool) -> Iterator[None]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from core.errors import OutOfSpace
+from core.errors import OutOfSpace, SyncStopped
 from core.sources import all_sources
 from core.views import Progress, UpdateResult
 
@@ -96,6 +96,8 @@ class Upkeep:
         def run() -> None:
             try:
                 self._archive.sync(progress=progress)
+            except SyncStopped:  # the archive is closing
+                pass
             except Exception as exc:  # the watcher still runs; the next change retries
                 if not self.closed:  # (closed under it: nothing to report)
                     logging.getLogger(__name__).warning("relay-search: background sync failed: %s", exc)

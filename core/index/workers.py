@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from core.errors import WorkerLost
+from core.errors import SyncStopped, WorkerLost
 
 if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -118,8 +118,9 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
     return Pool(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
 
 
-def result_of(pool: ProcessPoolExecutor, future: Future[T]) -> T:
-    """``future.result()``, or :class:`WorkerLost` as soon as a worker of ``pool`` has died.
+def result_of(pool: ProcessPoolExecutor, future: Future[T], stop: threading.Event | None = None) -> T:
+    """``future.result()``, or :class:`WorkerLost` as soon as a worker of ``pool`` has died,
+    or :class:`SyncStopped` soon after ``stop`` is set.
 
     (The pool notices a dead worker by itself, except one killed while it sent its
     result: the pool's manager thread then waits for the rest of the message, and
@@ -133,6 +134,8 @@ def result_of(pool: ProcessPoolExecutor, future: Future[T]) -> T:
         try:
             return future.result(timeout=WORKER_CHECK)
         except TimeoutError:
+            if stop is not None and stop.is_set():
+                raise SyncStopped("the archive is closing: the index stopped; the next run reads the rest") from None
             workers = _workers(pool) or workers
             # (a dead worker's sentinel is readable; waiting on it reads nothing)
             if not (workers and wait([p.sentinel for p in workers], timeout=0)):
