@@ -155,6 +155,9 @@ class TeamArchive(TeamSearch, TeamReading):
     def compact(self) -> None:
         """Nothing to merge: PostgreSQL keeps the store's index."""
 
+    def stop_syncing(self) -> None:
+        """Nothing long to stop: a sync here is one query for other members' pushes."""
+
     def rebuild(self, progress=None) -> UpdateResult:
         raise BadInput("The team store is rebuilt by its members' syncs, not from here")
 
