@@ -43,3 +43,6 @@ class SyncStopped(RelayError):
     what was committed is kept and the next sync reads the rest."""
 
     status = 503
+
+    def __init__(self) -> None:
+        super().__init__("the archive is closing: the index stopped; the next run reads the rest")

@@ -294,9 +294,9 @@ class RelayApp(App[None]):
             return
         try:
             archive.stop_watching()
-            if self.syncing and self._owns_archive:
-                archive.stop_syncing()  # (else quitting mid-index waited for the whole archive)
-            if self._owns_archive and not self.syncing:
+            if self._owns_archive and self.syncing:
+                archive.stop_syncing()  # (its thread ends it; quitting waited for the whole archive)
+            elif self._owns_archive:
                 archive.close()
         except Exception as error:  # shutting down: report, never raise
             self.log.error(f"closing the archive: {error!r}")

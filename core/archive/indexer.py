@@ -200,7 +200,7 @@ class Indexer:
     def _check_open(self) -> None:
         # (raised, not returned: a sync cut short must not record the dirs as read)
         if self.closing.is_set():
-            raise SyncStopped("the archive is closing: the index stopped; the next run reads the rest")
+            raise SyncStopped
 
     @contextmanager
     def _bulk_cache(self, bulk: bool) -> Iterator[None]:

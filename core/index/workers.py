@@ -135,7 +135,7 @@ def result_of(pool: ProcessPoolExecutor, future: Future[T], stop: threading.Even
             return future.result(timeout=WORKER_CHECK)
         except TimeoutError:
             if stop is not None and stop.is_set():
-                raise SyncStopped("the archive is closing: the index stopped; the next run reads the rest") from None
+                raise SyncStopped from None
             workers = _workers(pool) or workers
             # (a dead worker's sentinel is readable; waiting on it reads nothing)
             if not (workers and wait([p.sentinel for p in workers], timeout=0)):

@@ -23,7 +23,7 @@ from core.outputs.handoff import about
 from core.words import plural
 
 from . import after, finding, keeping, serving
-from .common import config_from_args, end_progress_line
+from .common import config_from_args, end_progress_line, print_error
 
 # Subcommands in the order --help lists them; each group module maps a name to
 # (add its parser, run it).
@@ -150,8 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 1
             return handler(args)  # once, on a fresh cache
     except RelayError as exc:
-        end_progress_line()
-        print(f"relay-search: {exc}", file=sys.stderr)
+        print_error(f"relay-search: {exc}")
         return 1
     except KeyboardInterrupt:
         end_progress_line()
@@ -159,8 +158,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # last resort: one line, never a traceback
-        end_progress_line()
-        print(f"relay-search: unexpected error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print_error(f"relay-search: unexpected error: {type(exc).__name__}: {exc}")
         if os.environ.get("RELAY_SEARCH_DEBUG"):
             raise
         return 1

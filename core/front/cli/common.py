@@ -62,6 +62,12 @@ def end_progress_line() -> None:
         sys.stderr.flush()
 
 
+def print_error(line: str) -> None:
+    """One line on stderr, below a progress bar it cut short."""
+    end_progress_line()
+    print(line, file=sys.stderr)
+
+
 def open_archive(args: argparse.Namespace, *, sync: bool = True):
     """The store the command reads: the team store for ``--store``/RELAY_SEARCH_STORE, else embedded."""
     from core.team import open_store
@@ -78,8 +84,7 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
         try:
             result = archive.sync(progress=progress_printer(), quick=True)
         except OutOfSpace as exc:  # not updated, but the last good cache still answers
-            end_progress_line()
-            print(f"relay-search: {exc}", file=sys.stderr)
+            print_error(f"relay-search: {exc}")
             return archive
         except BaseException:
             archive.close()

@@ -13,7 +13,7 @@ import sys
 from core.errors import BadInput, OutOfSpace
 from core.words import plural
 
-from .common import EXIT_BUSY, INDEX_LOCK_WAIT, config_from_args, end_progress_line, open_archive, print_json, progress_printer
+from .common import EXIT_BUSY, INDEX_LOCK_WAIT, config_from_args, open_archive, print_error, print_json, progress_printer
 
 
 def add_index(sub, common: argparse.ArgumentParser) -> None:
@@ -73,8 +73,7 @@ def cmd_index(args) -> int:
         except OutOfSpace as exc:  # --stats still describes what the cache holds
             if not (args.stats or args.json):
                 raise
-            end_progress_line()
-            print(f"relay-search: {exc}", file=sys.stderr)
+            print_error(f"relay-search: {exc}")
         if args.stats or args.json:
             stats = archive.stats()
             if args.json:
