@@ -49,24 +49,26 @@ def count_terms(docs: Sequence[TurnDoc], tokenizer: Tokenizer) -> Postings:
     if n > MAX_BATCH_DOCS:
         return _concat([count_terms(docs[i : i + MAX_BATCH_DOCS], tokenizer)
                         for i in range(0, n, MAX_BATCH_DOCS)], MAX_BATCH_DOCS)
-    term_ids = tokenizer.term_ids
-    main_ids: list[int] = []
-    tool_ids: list[int] = []
-    main_docs = np.zeros(n, dtype=np.int64)  # terms per document, per field
-    tool_docs = np.zeros(n, dtype=np.int64)
+    term_id_bytes = tokenizer.term_id_bytes
+    main_ids: list[bytes] = []  # packed int64 term ids, a text at a time
+    tool_ids: list[bytes] = []
+    main_lengths = [0] * n  # terms per document, per field
+    tool_lengths = [0] * n
     for i, doc in enumerate(docs):
         if doc.main:
-            before = len(main_ids)
-            main_ids += term_ids(doc.main)
-            main_docs[i] = len(main_ids) - before
+            packed = term_id_bytes(doc.main)
+            main_ids.append(packed)
+            main_lengths[i] = len(packed) >> 3
         if doc.tools:
-            before = len(tool_ids)
-            tool_ids += term_ids(doc.tools)
-            tool_docs[i] = len(tool_ids) - before
+            packed = term_id_bytes(doc.tools)
+            tool_ids.append(packed)
+            tool_lengths[i] = len(packed) >> 3
+    main_docs = np.array(main_lengths, dtype=np.int64)
+    tool_docs = np.array(tool_lengths, dtype=np.int64)
     positions = np.arange(n, dtype=np.int64) << DOC_SHIFT
     keys = np.concatenate([
-        np.fromiter(main_ids, dtype=np.int64, count=len(main_ids)) + np.repeat(positions, main_docs),
-        np.fromiter(tool_ids, dtype=np.int64, count=len(tool_ids)) + np.repeat(positions + TOOL_FIELD, tool_docs),
+        np.frombuffer(b"".join(main_ids), dtype=np.int64) + np.repeat(positions, main_docs),
+        np.frombuffer(b"".join(tool_ids), dtype=np.int64) + np.repeat(positions + TOOL_FIELD, tool_docs),
     ])
     unique, counts = np.unique(keys, return_counts=True)
     return Postings(

