@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import SyncStopped, WorkerLost
-from core.index.workers import make_pool, result_of
+from core.index.workers import make_pool, next_result
 
 from .hostile_support import SCRIPT, cli_env, cli_json
 from .pool_support import corpus, finish, group, pooled, wait_for
@@ -105,13 +105,13 @@ def test_on_a_terminal_the_line_starts_below_the_progress_bar(tmp_path):
 
 
 def test_waiting_on_or_submitting_to_a_pool_whose_worker_died_says_how_it_died():
-    """In process: ``result_of`` turns the pool's own notice of a dead worker into
+    """In process: ``next_result`` turns the pool's own notice of a dead worker into
     :class:`WorkerLost` with the signal, and so does a submit after it (by hand in
     tmux, ``kill -9`` of a worker was reported by the indexer's next submit as
     "unexpected error: BrokenProcessPool")."""
     with pytest.raises(WorkerLost, match=r"^a worker of the index was killed by SIGABRT: what was indexed is kept"):
         with make_pool(1) as pool:
-            result_of(pool, pool.submit(os.abort))
+            next_result(pool, {pool.submit(os.abort)})
     with pytest.raises(WorkerLost, match=r"^a worker of the index was killed by SIGABRT: what was indexed is kept"):
         with make_pool(1) as pool:
             with pytest.raises(BrokenProcessPool):
@@ -128,6 +128,19 @@ def test_waiting_on_a_worker_ends_when_the_archive_closes():
             future = pool.submit(time.sleep, 60)  # (a chunk that takes long)
             threading.Timer(0.2, stop.set).start()
             try:
-                result_of(pool, future, stop)
+                next_result(pool, {future}, stop)
             finally:
                 assert not future.done()
+
+
+def test_the_result_that_finishes_first_is_taken_first():
+    """The indexer commits chunks as they finish: waiting on the oldest one while a
+    later one had finished left the pool with nothing queued and a worker idle."""
+    with make_pool(2) as pool:
+        slow, fast = pool.submit(time.sleep, 3), pool.submit(os.getpid)
+        pending = {slow, fast}
+        started = time.monotonic()
+        assert isinstance(next_result(pool, pending), int)  # the fast one's pid
+        assert time.monotonic() - started < 2.5
+        assert pending == {slow}
+        assert next_result(pool, pending) is None and not pending

@@ -32,7 +32,7 @@ from core.index.bm25 import Snapshot
 from core.index.merge_policy import DEFAULT_POLICY, pick_merge
 from core.index.retire import ReaderPins, delete_segments
 from core.index.segment import load_segment, merge_segments, save_segment
-from core.index.workers import available_cpus, make_pool, result_of, worker_count
+from core.index.workers import available_cpus, make_pool, next_result, worker_count
 from core.memory import release_freed_memory
 from core.sources import discovery
 from core.views import Progress, UpdateResult
@@ -167,7 +167,8 @@ class Indexer:
         if progress:
             progress(Progress(0, total_files, 0, total_bytes))
         parallel = total_bytes >= PARALLEL_MIN_BYTES and available_cpus() >= 2
-        chunks = deque(plan_chunks(jobs, CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES, FIRST_CHUNK_BYTES))
+        chunk_bytes = CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES
+        chunks = deque(plan_chunks(jobs, chunk_bytes, FIRST_CHUNK_BYTES, workers=available_cpus() if parallel else 1))
         # Each chunk's jobs are let go of once handed on: the plan of 100,000 files (their
         # paths and source files, ~90 MB) was otherwise held to the end of the sync.
         jobs.clear()
@@ -188,14 +189,16 @@ class Indexer:
                 # chunk submitted at once the workers ran ahead of the commits and the finished
                 # outputs (~9 MB of objects per 2,000 small files) piled up in the writer, and a
                 # list of the futures kept them all (issue 25: 770 MB for 100,000 files).
-                futures: deque[Future[ChunkOutput]] = deque()
+                # Committed as they finish: chunks are independent (doc ids come from the
+                # chunk ids reserved above, a session's files share a chunk).
+                pending: set[Future[ChunkOutput]] = set()
                 for n in ids:
-                    if len(futures) >= 2 * workers:
-                        report(result_of(pool, futures.popleft(), self.closing))
+                    if len(pending) >= 2 * workers:
+                        report(next_result(pool, pending, self.closing))
                     self._check_open()
-                    futures.append(pool.submit(run_chunk, n, chunks.popleft(), str(self.segments_dir)))
-                while futures:
-                    report(result_of(pool, futures.popleft(), self.closing))
+                    pending.add(pool.submit(run_chunk, n, chunks.popleft(), str(self.segments_dir)))
+                while pending:
+                    report(next_result(pool, pending, self.closing))
 
     def _check_open(self) -> None:
         # (raised, not returned: a sync cut short must not record the dirs as read)

@@ -157,31 +157,49 @@ def source_file(row: dict, catalog: Catalog) -> SourceFile | None:
 
 
 def plan_chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = None,
-                max_files: int = CHUNK_FILES) -> list[list[Job]]:
+                max_files: int = CHUNK_FILES, workers: int = 1) -> list[list[Job]]:
     """Jobs grouped into chunks of about ``chunk_bytes`` to read, newest sessions first.
 
     Each chunk becomes a segment published as it lands, so on a cold start the
     sessions someone most likely wants are searchable first; the first chunks are
     small (``first_bytes``, growing fourfold) so that happens within moments. A
     session's files (main and subagents) stay together, in path order.
+
+    The last chunks shrink ("guided" scheduling: each about the bytes left over
+    ``workers``, down to :data:`TAIL_CHUNK_BYTES`), so the ``workers`` finish
+    together: with full-size chunks to the end one worker read the last chunk alone
+    while the others idled (0.2-0.25 s of a 2 s cold index of the 446 MB bench).
     """
     groups: dict[str, list[Job]] = {}
     for job in jobs:
         key = job.file.session_id or job.file.parent_session_id or str(job.file.path)
         groups.setdefault(key, []).append(job)
     ordered = sorted(groups.values(), key=lambda g: (-max(j.mtime_ns for j in g), min(str(j.file.path) for j in g)))
+    left = sum(j.size - j.offset for j in jobs)
     chunks: list[list[Job]] = []
     current: list[Job] = []
     size = 0
-    limit = min(first_bytes or chunk_bytes, chunk_bytes)
+    ramp = min(first_bytes or chunk_bytes, chunk_bytes)
+    limit = _tail_limit(ramp, left, workers)
     for group in ordered:
         for job in sorted(group, key=lambda j: str(j.file.path)):
             current.append(job)
             size += job.size - job.offset
         if size >= limit or len(current) >= max_files:
             chunks.append(current)
+            left -= size
             current, size = [], 0
-            limit = min(limit * 4, chunk_bytes)
+            ramp = min(ramp * 4, chunk_bytes)
+            limit = _tail_limit(ramp, left, workers)
     if current:
         chunks.append(current)
     return chunks
+
+
+TAIL_CHUNK_BYTES = 4 << 20  # the smallest of the shrinking last chunks
+
+
+def _tail_limit(limit: int, left: int, workers: int) -> int:
+    if workers <= 1:
+        return limit
+    return min(limit, max(TAIL_CHUNK_BYTES, left // workers))

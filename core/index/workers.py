@@ -118,31 +118,39 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
     return Pool(max_workers=workers, mp_context=ctx, initializer=_watch_parent, initargs=(os.getpid(),))
 
 
-def result_of(pool: ProcessPoolExecutor, future: Future[T], stop: threading.Event | None = None) -> T:
-    """``future.result()``, or :class:`WorkerLost` as soon as a worker of ``pool`` has died,
-    or :class:`SyncStopped` soon after ``stop`` is set.
+def next_result(pool: ProcessPoolExecutor, pending: set[Future[T]], stop: threading.Event | None = None) -> T:
+    """The result of whichever of ``pending`` finishes first (taken out of the set),
+    or :class:`WorkerLost` as soon as a worker of ``pool`` has died, or
+    :class:`SyncStopped` soon after ``stop`` is set.
 
-    (The pool notices a dead worker by itself, except one killed while it sent its
-    result: the pool's manager thread then waits for the rest of the message, and
-    the future never finishes — an index hung for good.)
+    (First finished, not first submitted: waiting on the oldest chunk while later
+    ones finished left the pool with nothing queued, and a worker idled until the
+    oldest was done. The pool notices a dead worker by itself, except one killed
+    while it sent its result: the pool's manager thread then waits for the rest of
+    the message, and the future never finishes — an index hung for good.)
     """
+    from concurrent.futures import FIRST_COMPLETED
+    from concurrent.futures import wait as wait_for_futures
     from concurrent.futures.process import BrokenProcessPool
     from multiprocessing.connection import wait
 
     workers = _workers(pool)
     while True:
-        try:
-            return future.result(timeout=WORKER_CHECK)
-        except TimeoutError:
-            if stop is not None and stop.is_set():
-                raise SyncStopped from None
-            workers = _workers(pool) or workers
-            # (a dead worker's sentinel is readable; waiting on it reads nothing)
-            if not (workers and wait([p.sentinel for p in workers], timeout=0)):
-                continue
-        except BrokenProcessPool:
-            pass
-        raise WorkerLost(_lost_line(pool, workers)) from None
+        done, _ = wait_for_futures(pending, timeout=WORKER_CHECK, return_when=FIRST_COMPLETED)
+        if done:
+            future = done.pop()
+            pending.discard(future)
+            try:
+                return future.result()
+            except BrokenProcessPool:
+                break
+        if stop is not None and stop.is_set():
+            raise SyncStopped
+        workers = _workers(pool) or workers
+        # (a dead worker's sentinel is readable; waiting on it reads nothing)
+        if workers and wait([p.sentinel for p in workers], timeout=0):
+            break
+    raise WorkerLost(_lost_line(pool, workers))
 
 
 def _workers(pool: ProcessPoolExecutor) -> list:
