@@ -78,10 +78,6 @@ def _tool_input_text(tool_input: dict[str, Any] | None) -> str:
     return " ".join(parts)[:TOOL_INPUT_CHARS]
 
 
-def _bounded_output(text: str) -> str:
-    return bounded(text, TOOL_OUTPUT_HEAD, TOOL_OUTPUT_TAIL, TOOL_OUTPUT_SALIENT)
-
-
 def number_entries(
     entries: Iterable[Entry], *, start_seq: int = 0, start_turn: int = -1, main_file: bool = False
 ) -> Iterator[tuple[int, int, Entry]]:
@@ -136,19 +132,23 @@ class DocBuilder:
         if self.open is not None:
             self.open["touched"] = False
         numbering = TurnCounter(turn=self.turn, main_file=self.main_file)
+        add = self._add
+        seq = self.next_seq - 1  # (no entries: next_seq stays)
         for seq, entry in enumerate(entries, self.next_seq):
             turn = numbering.next(entry)
-            self.next_seq = seq + 1
-            if turn != self.turn or self.open is None:
+            acc = self.open
+            if turn != self.turn or acc is None:
                 self._close(closed)
                 self.turn = turn
-                self.open = self._new_part(turn, 0, seq, entry, [], self.main_file)
-            elif _full(self.open):
+                acc = self.open = self._new_part(turn, 0, seq, entry, [], self.main_file)
+            elif acc["tools_len"] >= PART_TOOLS_CHARS or acc.get("assistant_len", 0) >= PART_ANSWER_CHARS:
+                # the part is full: the turn goes on in a new one (inline: once per entry)
                 self._close(closed)
-                acc = closed[-1] if closed else None
-                prompt = list(acc["user"]) if acc else []
-                self.open = self._new_part(turn, (acc or {"part": -1})["part"] + 1, seq, entry, prompt, self.main_file)
-            self._add(self.open, seq, entry)
+                last = closed[-1] if closed else None
+                prompt = list(last["user"]) if last else []
+                acc = self.open = self._new_part(turn, (last or {"part": -1})["part"] + 1, seq, entry, prompt, self.main_file)
+            add(acc, seq, entry)
+        self.next_seq = seq + 1
         docs = [self._doc(acc) for acc in closed if not acc.get("skip")]
         if self.open is not None and self.open.get("touched"):
             docs.append(self._doc(self.open))
@@ -195,13 +195,10 @@ class DocBuilder:
         elif kind == "tool_use":
             name = entry.tool_name or "tool"
             acc["names"].append(name)
-            DocBuilder._add_tool_text(acc, _tool_input_text(entry.tool_input))
-        elif kind == "tool_result":
-            DocBuilder._add_tool_text(acc, _bounded_output(entry.text))
-
-    @staticmethod
-    def _add_tool_text(acc: dict[str, Any], text: str) -> None:
-        if text:
+            if text := _tool_input_text(entry.tool_input):
+                acc["tools"].append(text)
+                acc["tools_len"] += len(text) + 1
+        elif kind == "tool_result" and (text := bounded(entry.text, TOOL_OUTPUT_HEAD, TOOL_OUTPUT_TAIL, TOOL_OUTPUT_SALIENT)):
             acc["tools"].append(text)
             acc["tools_len"] += len(text) + 1
 
@@ -222,10 +219,6 @@ class DocBuilder:
             body=body[:MAIN_FIELD_CAP],
             is_sidechain=bool(acc["side"]),
         )
-
-
-def _full(acc: dict[str, Any]) -> bool:
-    return acc["tools_len"] >= PART_TOOLS_CHARS or acc.get("assistant_len", 0) >= PART_ANSWER_CHARS
 
 
 def build_turns(messages: Iterable[Message]) -> list[Turn]:

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from .jsonl import DECODE_ERRORS, INVALID_JSON, NOT_OBJECT, WRONG_SHAPE, decode_error, repair, too_deep
+from .jsonl import DECODE_ERRORS, INVALID_JSON, MAX_DEPTH, NOT_OBJECT, WRONG_SHAPE, decode_error, repair, too_deep
 
 
 class Block(msgspec.Struct, gc=False):
@@ -203,7 +203,13 @@ def raw_to_obj(raw: msgspec.Raw | None) -> Any:
             return None
     except DECODE_ERRORS:
         return None
+    if len(raw) < _SHALLOW_BYTES:
+        return value  # (most tool inputs: too few bytes to nest that deep, so nothing to walk)
     return None if too_deep(value, raw) else value  # (raw: counted only for a value of many containers)
+
+
+# Nesting deeper than MAX_DEPTH takes MAX_DEPTH + 1 opening and as many closing brackets.
+_SHALLOW_BYTES = 2 * MAX_DEPTH + 2
 
 
 class UsageFields(msgspec.Struct, gc=False):
@@ -238,6 +244,9 @@ def content_digest(body: Body | None) -> int:
         return 0
     if isinstance(body.content, str):
         return zlib.crc32(body.content.encode())
+    if len(body.content) == 1:  # (Claude Code writes a record per block: the join of one part, built directly)
+        b = body.content[0]
+        return zlib.crc32(f"{b.type}|{b.text or b.thinking or ''}|{b.id or b.tool_use_id or ''}".encode())
     parts = [f"{b.type}|{b.text or b.thinking or ''}|{b.id or b.tool_use_id or ''}" for b in body.content]
     return zlib.crc32("\x00".join(parts).encode())
 
