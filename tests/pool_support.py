@@ -40,6 +40,12 @@ def pooled(tmp_path: Path, then: str = "") -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([str(inject), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
+# What a ``sitecustomize`` runs to give the CLI a second thread, as the app and the
+# servers have: its cold index then takes its workers from the forkserver (a process
+# with one thread forks them itself).
+A_THREAD = "import threading, time\nthreading.Thread(target=time.sleep, args=(3600,), daemon=True).start()\n"
+
+
 def group(pgid: int) -> list[int]:
     """Live processes of process group ``pgid`` (zombies of it are gone for good)."""
     found = []

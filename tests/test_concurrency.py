@@ -14,6 +14,7 @@ import pytest
 
 from core.index.workers import available_cpus
 
+from .pool_support import A_THREAD, pooled
 from .support import open_archive, project_dir, transcript
 
 SID = "55555555-5555-4555-8555-555555555555"
@@ -149,19 +150,26 @@ def _two_cpus() -> None:
 
 
 @pytest.mark.skipif(available_cpus() < 2, reason="one CPU: the indexer starts no worker pool, so nothing could be left")
-def test_kill_9_of_the_indexer_leaves_no_process(tmp_path):
+@pytest.mark.parametrize("start", ["forked", "forkserver"])
+def test_kill_9_of_the_indexer_leaves_no_process(tmp_path, start):
     _big_corpus(tmp_path, 120)
-    # the indexer pinned to two CPUs: forkserver, resource tracker and two workers,
-    # whatever this machine has (the count no longer depends on it)
-    proc = subprocess.Popen([*_cli(), "index"], env=_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    env = _env(tmp_path)
+    # the indexer pinned to two CPUs: two workers it forks itself, or (a CLI given a
+    # second thread, as the app and the servers have) the forkserver, the resource
+    # tracker and two workers, whatever this machine has
+    expected = 2
+    if start == "forkserver":
+        expected = 4
+        env.update(pooled(tmp_path, then=A_THREAD))
+    proc = subprocess.Popen([*_cli(), "index"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             preexec_fn=_two_cpus)  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         kids: set[int] = set()
-        while time.monotonic() < deadline and len(kids) < 4 and proc.poll() is None:
+        while time.monotonic() < deadline and len(kids) < expected and proc.poll() is None:
             kids |= _children(proc.pid)
             time.sleep(0.02)
-        assert len(kids) >= 4, f"the worker pool never started: {len(kids)} child process(es)"
+        assert len(kids) >= expected, f"the worker pool never started: {len(kids)} child process(es)"
     finally:
         proc.kill()
         proc.wait()

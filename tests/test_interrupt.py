@@ -5,7 +5,9 @@ left behind, and the next ``index`` completes.
 A terminal's Ctrl-C signals the whole foreground process group; the test does the same
 (``killpg``) to a CLI started in a group of its own. The subprocess indexes through the
 worker pool at a small size (its thresholds lowered by a ``sitecustomize``), and the
-signal is sent at two moments: while the forkserver starts, and while workers parse.
+signal is sent at two moments: while the workers start, and while they parse. Both
+ways of starting workers are tried: forked by the CLI itself (one thread), and from
+the forkserver (a CLI given a second thread, as the app and the servers have).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from .hostile_support import SCRIPT, cli_env, cli_json
-from .pool_support import corpus, finish, group, pooled, wait_for
+from .pool_support import A_THREAD, corpus, finish, group, pooled, wait_for
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc").is_dir() or len(os.sched_getaffinity(0)) < 2,
@@ -36,17 +38,18 @@ def _ignores_ctrl_c(pid: int) -> bool:
     return bool(int(status.split("SigIgn:")[1].split()[0], 16) & (1 << (signal.SIGINT - 1)))
 
 
-@pytest.mark.parametrize("moment", ["forkserver starting", "workers parsing"])
-def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, moment):
+@pytest.mark.parametrize("start", ["forked", "forkserver"])
+@pytest.mark.parametrize("moment", ["workers starting", "workers parsing"])
+def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, moment, start):
     home = tmp_path / "home"
     corpus(home)
-    env = {**pooled(tmp_path), "PYTHONFAULTHANDLER": "1"}
+    env = {**pooled(tmp_path, then=A_THREAD if start == "forkserver" else ""), "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     segments = home / ".cache" / "relay-search" / "segments"
-    if moment == "forkserver starting":  # (started, and the CLI takes Ctrl-C again: SIGINT not ignored)
+    if moment == "workers starting":  # (a worker or the forkserver is there, and the CLI takes Ctrl-C)
         wait_for(lambda: (len(group(proc.pid)) > 1 and not _ignores_ctrl_c(proc.pid)) or proc.poll() is not None,
-                  "the forkserver")  # fmt: skip
+                  "the workers")  # fmt: skip
     else:
         wait_for(lambda: (segments.is_dir() and any(segments.iterdir())) or proc.poll() is not None, "a segment")
     assert proc.poll() is None, "the index finished before it could be interrupted"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -26,7 +27,7 @@ from core.errors import SyncStopped, WorkerLost
 from core.index.workers import make_pool, next_result
 
 from .hostile_support import SCRIPT, cli_env, cli_json
-from .pool_support import corpus, finish, group, pooled, wait_for
+from .pool_support import A_THREAD, corpus, finish, group, pooled, wait_for
 
 pytestmark = pytest.mark.skipif(
     not Path("/proc").is_dir() or len(os.sched_getaffinity(0)) < 2,
@@ -144,3 +145,14 @@ def test_the_result_that_finishes_first_is_taken_first():
         assert time.monotonic() - started < 2.5
         assert pending == {slow}
         assert next_result(pool, pending) is None and not pending
+
+
+@pytest.mark.parametrize(("thread", "method"), [(False, "fork"), (True, "forkserver")])
+def test_workers_are_forked_only_by_a_process_with_one_thread(thread, method):
+    """Forked by the indexing process itself (a worker ready at once, where the
+    forkserver first imports the parsers: 0.12-0.2 s of a 2 s cold index), but never
+    by a process running other threads (the app, the servers): a lock another thread
+    held would stay held forever in the child."""
+    code = (A_THREAD if thread else "") + "from core.index.workers import start_method; print(start_method())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == method, out.stderr

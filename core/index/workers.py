@@ -6,13 +6,19 @@ core count, which starts 8 workers on 2 allowed cores. No fixed cap: the cold
 index kept getting faster up to 16 workers on a 16-core machine (issue 12 §13);
 the number of chunks (one per ~48 MB) bounds it.
 
-Dying with the parent: workers are forked by the multiprocessing forkserver, so
-they are not children of the indexing process and ``PR_SET_PDEATHSIG`` would
-watch the wrong process. Each worker instead polls whether the process that
-started the pool is still alive and exits as soon as it is not (``kill -9`` of
-``relay-search index`` left the forkserver, the workers and the resource tracker
-running forever: the tracker and the forkserver exit once the last worker holding
-their pipes has gone).
+How started: forked from the indexing process itself while it runs no other
+thread (the CLI): a worker is ready at once. A process with threads (the app, the
+servers) must not fork — a lock another thread held stays held forever in the
+child — so its workers come from the multiprocessing forkserver, a fresh
+interpreter that first imports the parsers (0.12-0.2 s, all of it idle, of a 2 s
+cold index of the 446 MB bench).
+
+Dying with the parent: workers from the forkserver are not children of the
+indexing process, and ``PR_SET_PDEATHSIG`` would watch the wrong process. Each
+worker instead polls whether the process that started the pool is still alive and
+exits as soon as it is not (``kill -9`` of ``relay-search index`` left the
+forkserver, the workers and the resource tracker running forever: the tracker and
+the forkserver exit once the last worker holding their pipes has gone).
 """
 
 from __future__ import annotations
@@ -76,14 +82,26 @@ def worker_count(chunks: int) -> int:
     return max(1, min(available_cpus(), chunks))
 
 
+def start_method() -> str:
+    """``fork`` while this process runs no thread but this one, else ``forkserver``.
+
+    (Threads of C libraries, such as OpenBLAS's, are not counted: they are fork-safe
+    by their own ``pthread_atfork`` handlers.)
+    """
+    return "fork" if threading.active_count() == 1 else "forkserver"
+
+
 def make_pool(workers: int) -> ProcessPoolExecutor:
     # imported here: a one-shot search with nothing to parse never needs a pool
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["core.archive.ingest", "core.index.workers"])
-    _start_forkserver_deaf_to_ctrl_c()
+    if start_method() == "fork":
+        ctx = multiprocessing.get_context("fork")
+    else:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["core.archive.ingest", "core.index.workers"])
+        _start_forkserver_deaf_to_ctrl_c()
 
     class Pool(ProcessPoolExecutor):
         def submit(self, *args, **kwargs):
@@ -251,11 +269,15 @@ WORKER_GC_THRESHOLD = (50_000, 50, 100)
 
 def _watch_parent(parent: int) -> None:
     """(In a worker) exit at once when ``parent`` has died; leave Ctrl-C to it;
-    collect garbage less often."""
+    collect garbage less often, and never what the worker started with."""
     import gc
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # (a forked worker shares its parent's pages until it writes them, and a
+    # collection writes to every object it looks at: the parent's plan of 100,000
+    # files, ~90 MB, would be copied into each worker)
+    gc.freeze()
     gc.set_threshold(*WORKER_GC_THRESHOLD)
 
     def watch() -> None:
