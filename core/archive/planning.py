@@ -142,6 +142,7 @@ class Planner:
 # small files cost far more memory than their bytes (100,000 two-turn sessions in
 # 64 MB chunks: ~9 KB a file, 770 MB for a cold `relay-search index`).
 CHUNK_FILES = 2_000
+TAIL_CHUNK_BYTES = 4 << 20  # the smallest of the shrinking last chunks (see plan_chunks)
 
 
 def source_file(row: dict, catalog: Catalog) -> SourceFile | None:
@@ -194,9 +195,6 @@ def plan_chunks(jobs: list[Job], chunk_bytes: int, first_bytes: int | None = Non
     if current:
         chunks.append(current)
     return chunks
-
-
-TAIL_CHUNK_BYTES = 4 << 20  # the smallest of the shrinking last chunks
 
 
 def _tail_limit(limit: int, left: int, workers: int) -> int:

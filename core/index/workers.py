@@ -95,8 +95,13 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
     # imported here: a one-shot search with nothing to parse never needs a pool
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.context import BaseContext
 
+    ctx: BaseContext
     if start_method() == "fork":
+        # (no SIGINT to ignore first, as for the forkserver: a worker is forked within
+        # ``submit``, where the handler of _ctrl_c_deferred holds a Ctrl-C, and it
+        # inherits that handler until its initializer ignores SIGINT)
         ctx = multiprocessing.get_context("fork")
     else:
         ctx = multiprocessing.get_context("forkserver")
