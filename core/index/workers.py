@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -83,12 +84,13 @@ def worker_count(chunks: int) -> int:
 
 
 def start_method() -> str:
-    """``fork`` while this process runs no thread but this one, else ``forkserver``.
+    """``fork`` on Linux while this process runs no thread but this one, else ``forkserver``.
 
     (Threads of C libraries, such as OpenBLAS's, are not counted: they are fork-safe
-    by their own ``pthread_atfork`` handlers.)
+    by their own ``pthread_atfork`` handlers. macOS's system libraries are not
+    fork-safe, which is why Python stopped forking there by default.)
     """
-    return "fork" if threading.active_count() == 1 else "forkserver"
+    return "fork" if sys.platform == "linux" and threading.active_count() == 1 else "forkserver"
 
 
 def make_pool(workers: int) -> ProcessPoolExecutor:
