@@ -6,8 +6,8 @@ core count, which starts 8 workers on 2 allowed cores. No fixed cap: the cold
 index kept getting faster up to 16 workers on a 16-core machine (issue 12 §13);
 the number of chunks (one per ~48 MB) bounds it.
 
-How started: forked from the indexing process itself while it runs no other
-thread (the CLI): a worker is ready at once. A process with threads (the app, the
+How started: on Linux, forked from the indexing process itself while it runs no
+other thread (the CLI): a worker is ready at once. A process with threads (the app, the
 servers) must not fork — a lock another thread held stays held forever in the
 child — so its workers come from the multiprocessing forkserver, a fresh
 interpreter that first imports the parsers (0.12-0.2 s, all of it idle, of a 2 s
