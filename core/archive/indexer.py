@@ -166,9 +166,10 @@ class Indexer:
 
         if progress:
             progress(Progress(0, total_files, 0, total_bytes))
-        parallel = total_bytes >= PARALLEL_MIN_BYTES and available_cpus() >= 2
+        cpus = available_cpus()
+        parallel = total_bytes >= PARALLEL_MIN_BYTES and cpus >= 2
         chunk_bytes = CHUNK_BYTES if parallel else INLINE_CHUNK_BYTES
-        chunks = deque(plan_chunks(jobs, chunk_bytes, FIRST_CHUNK_BYTES, workers=available_cpus() if parallel else 1))
+        chunks = deque(plan_chunks(jobs, chunk_bytes, FIRST_CHUNK_BYTES, workers=cpus if parallel else 1))
         # Each chunk's jobs are let go of once handed on: the plan of 100,000 files (their
         # paths and source files, ~90 MB) was otherwise held to the end of the sync.
         jobs.clear()

@@ -170,12 +170,12 @@ class Tokenizer:
         # 10,000-word cache made each new word cost 3x the stemming itself)
         stem = Stemmer.Stemmer("english", 0).stemWord
         words = _Memo(partial(_index_word, stem))
-        expansions = _Memo(partial(_expand, words.__getitem__))  # raw token → terms
+        expand = partial(_expand, words.__getitem__)  # raw token → terms
         term_ids = _Memo(term_id).__getitem__
-        self._get = expansions.__getitem__
-        expand = partial(_expand, words.__getitem__)  # (not the memo: a token is expanded once here)
+        self._get = _Memo(expand).__getitem__  # (queries' terms)
         # raw token → its term ids packed as int64: the hot path of indexing joins
         # these bytes, with no Python int per id, into one numpy buffer
+        # (``expand`` itself, not a memo of it: each raw token is expanded once here)
         self._token_ids = _Memo(lambda raw: array("q", map(term_ids, expand(raw))).tobytes()).__getitem__
         self._chunks = _Memo(self._chunk_ids)  # whitespace-free chunk → packed term ids
 

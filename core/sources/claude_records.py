@@ -245,10 +245,12 @@ def content_digest(body: Body | None) -> int:
     if isinstance(body.content, str):
         return zlib.crc32(body.content.encode())
     if len(body.content) == 1:  # (Claude Code writes a record per block: the join of one part, built directly)
-        b = body.content[0]
-        return zlib.crc32(f"{b.type}|{b.text or b.thinking or ''}|{b.id or b.tool_use_id or ''}".encode())
-    parts = [f"{b.type}|{b.text or b.thinking or ''}|{b.id or b.tool_use_id or ''}" for b in body.content]
-    return zlib.crc32("\x00".join(parts).encode())
+        return zlib.crc32(_block_key(body.content[0]).encode())
+    return zlib.crc32("\x00".join(map(_block_key, body.content)).encode())
+
+
+def _block_key(b: Block) -> str:
+    return f"{b.type}|{b.text or b.thinking or ''}|{b.id or b.tool_use_id or ''}"
 
 
 def decode_block(block: bytes) -> list[Record] | None:
