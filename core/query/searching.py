@@ -178,8 +178,10 @@ def archive_search(
 
 def semantic_query(archive: SearchedArchive, query: str) -> tuple[Vectors, np.ndarray] | None:
     """The embedded vectors and the query's vector, or None when semantic recall cannot run (then BM25 alone)."""
-    from core.semantic.embedder import load
+    from core.semantic.embedder import load, model_folder
 
+    if model_folder(archive.semantic.env) is None:
+        return None  # turned off: the vectors would be read (17 MB at 1.8 GB) for nothing
     vectors = archive.semantic.store.load()
     if not vectors.count:
         return None
