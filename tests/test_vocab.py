@@ -7,6 +7,7 @@ the whole text: the distinct matches of the word pattern in its lowercase.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hypothesis import given, settings
@@ -35,3 +36,29 @@ def test_words_of_is_the_plain_rule_on_the_whole_text(texts: list[str]) -> None:
 
 def test_words_of_examples() -> None:
     assert vocab.words_of(["Deploy the FooBar 9lives", "", "ΟΔΟΣ'Α ΟΔΟΣ"]) == {"deploy", "the", "foobar", "lives", "οδοσ", "οδος"}
+
+
+_NAMES = itertools.count()
+_WORDS = st.lists(st.text(alphabet="abcé日z_", min_size=1, max_size=6), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(per_segment=st.lists(_WORDS, min_size=1, max_size=3), prefix=st.text(alphabet="abcé日z_", max_size=3),
+       limit=st.integers(1, 6))
+def test_prefix_words_is_the_plain_rule_over_every_segment(per_segment: list[list[str]], prefix: str, limit: int) -> None:
+    """Bisection in each segment's mapped bytes finds what a scan of the word lists finds:
+    every word starting with the prefix (up to ``limit * 8`` a segment), shortest first."""
+    # (names never reused: a process indexes each segment's words once, by name)
+    segments = [Segment(f"seg-{next(_NAMES)}", vocab.encode(words)) for words in per_segment]
+    found: set[str] = set()
+    for words in per_segment:
+        found.update(sorted(w for w in set(words) if w.startswith(prefix))[: limit * 8])
+    expected = sorted(found, key=lambda w: (len(w), w))[:limit]
+    assert vocab.prefix_words(segments, prefix, limit) == expected
+
+
+class Segment:
+    """What prefix_words reads of a segment: its name and its vocabulary bytes."""
+
+    def __init__(self, name: str, words: object) -> None:
+        self.name, self.vocab = name, words
