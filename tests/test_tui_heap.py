@@ -7,7 +7,8 @@ import gc
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.heap import OLD_THRESHOLD, IdleCollector
-from tui.testing import settle
+from tui.testing import settle, wait_for
+from tui.widgets.sessions_pane import session_ref
 
 SIZE = (120, 40)
 
@@ -15,6 +16,8 @@ SIZE = (120, 40)
 def test_collects_only_when_idle_and_something_aged() -> None:
     before = gc.get_threshold()
     collector = IdleCollector()
+    assert gc.get_threshold() == before  # nothing changes until the app mounts
+    collector.start()
     try:
         assert gc.get_threshold()[2] == OLD_THRESHOLD
         assert gc.get_freeze_count() > 0  # the start-up heap
@@ -54,3 +57,18 @@ async def test_the_app_freezes_start_up_and_collects_when_the_person_pauses(demo
         assert heap.collections == collections + 1
     assert gc.get_threshold() == before  # put back on exit
     assert gc.get_freeze_count() == 0
+
+
+async def test_a_conversation_being_shown_counts_as_use(demo_home) -> None:
+    """An open without a key (a link, a live update) still holds the idle collection
+    off: one landing between the load and the paint held an open back by ~0.2 s."""
+    home, _corpus = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        heap = app.heap
+        heap.last_input -= 60  # the person walked away
+        app.main.open_ref(session_ref(app.archive.list_sessions()[0]))  # (no key, no click)
+        await wait_for(pilot, lambda: app.main.reader.is_open, what="the session")
+        gc.collect(1)
+        assert not heap.tick()  # just used

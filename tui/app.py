@@ -85,7 +85,7 @@ class RelayApp(App[None]):
         self._refresh_pending = False
         self._empty_shown = False
         self._tag_label: str | None = None
-        self.heap: IdleCollector | None = None
+        self.heap = IdleCollector()  # (started at mount)
         self._tags_seen: Any = None
         self._partial_at = 0.0  # when the panes last showed results so far
         self.last_copy = ""  # the last copy in full (what, how, where, a preview): the help screen shows it
@@ -97,7 +97,7 @@ class RelayApp(App[None]):
         return self._now or datetime.now(UTC)
 
     def on_mount(self) -> None:
-        self.heap = IdleCollector()
+        self.heap.start()
         self.set_interval(IDLE_CHECK, self._collect_when_idle)
         self.set_interval(TAGS_CHECK, self._check_tags)
 
@@ -124,13 +124,12 @@ class RelayApp(App[None]):
             return None
 
     def _collect_when_idle(self) -> None:
-        if self.heap is not None:
-            # (a running worker is a load or search someone is waiting for)
-            busy = self.syncing or any(w.is_running for w in self.workers)
-            self.heap.tick(ready=self.sync_result is not None and not busy)
+        # (a running worker is a load or search someone is waiting for)
+        busy = self.syncing or any(w.is_running for w in self.workers)
+        self.heap.tick(ready=self.sync_result is not None and not busy)
 
     async def on_event(self, event: events.Event) -> None:
-        if self.heap is not None and isinstance(event, (events.Key, events.MouseEvent)):
+        if isinstance(event, (events.Key, events.MouseEvent)):
             self.heap.touch()
         await super().on_event(event)
 
@@ -227,8 +226,7 @@ class RelayApp(App[None]):
             self.watching = True
             self.submit(self._watch, name="watch", group="lifecycle")
             self.set_timer(EMBED_AFTER, lambda: self.submit(tasks.embed, name="embed", group="lifecycle"))
-            if self.heap is not None:
-                self.heap.settled()
+            self.heap.settled()
         if message.result is not None and getattr(message.result, "rebuilt", None):
             self.notify(f"Index rebuilt: {message.result.rebuilt}")
 
@@ -287,8 +285,7 @@ class RelayApp(App[None]):
         self.main.set_status(" · ".join(parts))
 
     def on_unmount(self) -> None:
-        if self.heap is not None:
-            self.heap.close()
+        self.heap.close()
         archive = self.archive
         if archive is None:
             return

@@ -11,9 +11,20 @@ landing inside keystrokes and session opens. So:
 * automatic full collections are made rare (a high generation-2 threshold; the
   young generations collect as usual, they are small and cheap), and
   :meth:`IdleCollector.tick` (on a timer) runs one once no key or mouse event came
-  for :data:`IDLE_SECONDS` and the old generation has grown.
+  for :data:`IDLE_SECONDS` and the old generation has grown (a conversation being
+  shown counts as use too, so none lands between a load and its paint);
+* widgets the reader lets go of (a window replaced or trimmed) are garbage in
+  cycles (a widget and its styles point at each other), ~200 objects each, that
+  only a full collection frees. Someone paging or jumping without a pause never
+  gives the idle collection its moment, and the pile grew until the automatic one
+  met it: 1.5 s freeing 914,000 objects inside a session open. So they are
+  counted (:meth:`IdleCollector.discarded`), and once :data:`DISCARDED_DUE` were,
+  the reader has one run (:meth:`IdleCollector.collect_due`, ~0.1-0.25 s) just
+  after its new window painted: between keys rather than inside one, and never
+  while a conversation loads (the window it replaced is let go of first).
 
-Only start-up objects are frozen: frozen objects are never collected as cycles,
+After each full collection the pages it freed go back to the system (glibc keeps
+them otherwise). Only start-up objects are frozen: frozen objects are never collected as cycles,
 and widgets (which hold cycles) come and go as conversations are opened.
 """
 
@@ -22,23 +33,34 @@ from __future__ import annotations
 import gc
 import time
 
+from core.memory import release_freed_memory
+
 IDLE_SECONDS = 1.5
 # Generation 2 is collected automatically only after this many generation-1
 # collections (CPython's default is 10): a safety net when the app is never idle.
 # (Typing 130 keys without a pause made ~90 generation-1 collections: Textual
 # builds a few thousand strips and caches per repaint.)
 OLD_THRESHOLD = 1000
+# Widgets let go of before a full collection is due after the next paint: four or five
+# windows of the reader, or a few pages read on past its bounded window.
+DISCARDED_DUE = 400
 
 
 class IdleCollector:
-    """One per app, from mount to unmount (:meth:`close` puts the GC back)."""
+    """One per app, started at mount (:meth:`close` puts the GC back at unmount)."""
 
     def __init__(self) -> None:
         self.last_input = time.monotonic()
         self.collections = 0
-        self._thresholds = gc.get_threshold()
-        young, middle, _ = self._thresholds
-        gc.set_threshold(young, middle, OLD_THRESHOLD)
+        self.discarded_widgets = 0  # let go of since the last full collection
+        self._thresholds: tuple[int, int, int] | None = None  # the GC's own, while started
+
+    def start(self) -> None:
+        """The app is mounted: freeze the start-up heap and make full collections rare."""
+        if self._thresholds is None:
+            self._thresholds = gc.get_threshold()
+            young, middle, _ = self._thresholds
+            gc.set_threshold(young, middle, OLD_THRESHOLD)
         gc.freeze()
 
     def settled(self) -> None:
@@ -46,8 +68,10 @@ class IdleCollector:
         gc.freeze()
 
     def close(self) -> None:
-        gc.set_threshold(*self._thresholds)
-        gc.unfreeze()
+        if self._thresholds is not None:
+            gc.set_threshold(*self._thresholds)
+            self._thresholds = None
+            gc.unfreeze()
 
     def touch(self) -> None:
         """A key or mouse event: the person is using the app."""
@@ -57,8 +81,25 @@ class IdleCollector:
         """Collect if idle and ``ready`` (nothing being loaded); True when it did."""
         if not ready or time.monotonic() - self.last_input < IDLE_SECONDS:
             return False
-        if gc.get_count()[2] == 0:
+        if gc.get_count()[2] == 0 and not self.discarded_widgets:
             return False  # nothing reached the old generation since the last one
-        gc.collect()
-        self.collections += 1
+        self._collect()
         return True
+
+    def discarded(self, widgets: int) -> bool:
+        """``widgets`` were let go of; True when a collection is now due (see :meth:`collect_due`)."""
+        self.discarded_widgets += widgets
+        return self.discarded_widgets >= DISCARDED_DUE
+
+    def collect_due(self) -> bool:
+        """Collect if enough widgets were let go of since the last collection; True when it did."""
+        if self.discarded_widgets < DISCARDED_DUE:
+            return False  # (another paint's call, or the idle collection, came first)
+        self._collect()
+        return True
+
+    def _collect(self) -> None:
+        gc.collect()
+        release_freed_memory()  # (what was freed, handed back: glibc kept ~30 MB after typing)
+        self.collections += 1
+        self.discarded_widgets = 0

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from textual.worker import Worker
 
     from .filters import Filters
+    from .heap import IdleCollector
 
     class RelayHost(App[Any]):
         config: Any
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         filters: Filters
         syncing: bool
         last_copy: str
+        heap: IdleCollector  # garbage collection at harmless moments (tui/heap.py)
         main: Any  # the MainScreen (typed loosely: naming it here would be an import circle)
 
         def now(self) -> datetime: ...
@@ -45,5 +47,6 @@ if TYPE_CHECKING:
         def set_filter(self, kind: str, value: str | None) -> None: ...
         def clear_filters(self) -> None: ...
         def copy_reference(self, ref: str) -> None: ...
+
         def copy_content(self, ref: str) -> None: ...
         def tag_session(self, session_id: str, label: str | None = None) -> None: ...

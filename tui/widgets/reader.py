@@ -2,7 +2,7 @@
 
 Blocks are built off-thread (:mod:`tui.blocks`); the reader mounts only a window
 of them (a page around the turn you opened) and grows the window as you scroll
-toward either end. A 2,000-turn session therefore paints as fast as a short one.
+toward either end, letting go of the far end (:mod:`.reader_window`). A 2,000-turn session therefore paints as fast as a short one.
 Inside a turn the same holds for its steps: each turn mounts :data:`ITEM_PAGE`
 steps and the rest as its "more steps" line scrolls into view, so a real session
 with hundreds of tool calls in one turn paints as fast too. Which blocks and steps
@@ -29,7 +29,8 @@ from ..marks import Marks, Match, find_matches
 from ..messages import ConversationLoaded
 from .marked import highlight_style
 from .reader_matches import MatchNavigation
-from .turn_view import Fold, MoreSteps, SessionHeader, TurnView, block_widget
+from .reader_window import WindowMoves
+from .turn_view import Fold, SessionHeader, TurnView, block_widget
 from .window import BEFORE, PAGE, jump_page, opening, step_limits, unchanged, updated_end
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class Edge(Static):
             await reader.extend(-1 if self.id == "edge-top" else 1)
 
 
-class Reader(MatchNavigation, VerticalScroll, can_focus=True):
+class Reader(MatchNavigation, WindowMoves, VerticalScroll, can_focus=True):
     """The scrolling conversation. State: blocks, mounted window, current turn, hits."""
 
     if TYPE_CHECKING:  # (what this pane asks of the app: tui/host.py)
@@ -159,6 +160,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
 
     async def show(self, loaded: ConversationLoaded) -> None:
         """Paint a freshly loaded conversation (or update the open one in place)."""
+        self.app.heap.touch()  # (showing is use: an idle collection here would hold back this paint)
         if loaded.refresh and self.ref == loaded.ref and self.blocks:
             await self._update(loaded)
             return
@@ -196,6 +198,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         if at_end:  # placed at the bottom as it is laid out, so the first frame shows the end
             self.anchor()  # (scroll_end after the mount painted a frame at the old offset first)
         with self.app.batch_update():
+            self._discarding(self.children)
             await self.remove_children()
             await self.mount(Edge(id="edge-top", classes="edge"), *widgets, Edge(id="edge-bottom", classes="edge"))
             self._edges()
@@ -210,6 +213,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
             self.call_after_refresh(self.scroll_home, animate=False)
         self.call_after_refresh(self._check_edges)
         self.call_after_refresh(self._check_more)  # a "more steps" line already in view (no scroll to come)
+        self.call_after_refresh(self.call_later, self.app.heap.collect_due)  # (after the paint is sent)
 
     def _scroll_to_block(self, index: int) -> None:
         widget = self._widget(index)
@@ -263,6 +267,7 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         for index in range(d, self.hi):
             widget = self._widget(index)
             if widget is not None:
+                self._discarding([widget])
                 await widget.remove()
         self.blocks = new
         keep = min(self.hi, d)
@@ -278,107 +283,6 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         self._edges()
         if self.follow:
             self.call_after_refresh(self.scroll_end, animate=False)
-
-    async def extend(self, direction: int) -> None:
-        """Mount one more page above (``-1``) or below (``1``) the window."""
-        if self._busy or not self.blocks:
-            return
-        self._busy = True
-        try:
-            await self._extend(direction)
-        except NoMatches:
-            pass  # the reader was cleared or reopened meanwhile: nothing to extend
-        finally:
-            self._busy = False
-        self.call_after_refresh(self._check_edges)  # short turns: a page may not reach two screens ahead
-
-    async def _extend(self, direction: int) -> None:
-        if direction > 0 and self.hi < len(self.blocks):
-            new_hi = min(len(self.blocks), self.hi + PAGE)
-            limits = step_limits(self.blocks, self.hi, new_hi, None)
-            widgets = [self._make(i, limits[i]) for i in range(self.hi, new_hi)]
-            await self.mount_all(widgets, before=self.query_one("#edge-bottom"))
-            self.hi = new_hi
-        elif direction < 0 and self.lo > 0:
-            anchor = self._widget(self.lo)
-            anchor_y = anchor.virtual_region.y if anchor is not None else 0
-            new_lo = max(0, self.lo - PAGE)
-            limits = step_limits(self.blocks, new_lo, self.lo, None)
-            widgets = [self._make(i, limits[i]) for i in range(new_lo, self.lo)]
-            await self.mount_all(widgets, after=self.query_one("#edge-top"))
-            self.lo = new_lo
-            self._edges()
-            if anchor is not None:
-                self.call_after_refresh(self._keep_anchor, anchor, anchor_y)
-        self._edges()
-
-    def _keep_anchor(self, anchor: Widget, old_y: int) -> None:
-        shift = anchor.virtual_region.y - old_y
-        if shift:
-            self.scroll_to(y=self.scroll_y + shift, animate=False)
-
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        self._check_edges()
-        self._check_more(up=new_value < old_value)
-
-    def _check_more(self, *, up: bool = False) -> None:
-        """A turn's "more steps" line came into view: mount its next steps."""
-        if self._busy:
-            return
-        top, bottom = self.scroll_y, self.scroll_y + self.size.height
-        for more in self.query(MoreSteps):
-            turn = more.parent
-            if not isinstance(turn, TurnView):
-                continue
-            # (a line's virtual region is relative to its turn; the turn's, to the reader)
-            y = turn.virtual_region.y + more.virtual_region.y
-            if y < bottom + self.size.height and y + 1 > top:
-                self.call_after_refresh(self._more, more, up)  # after what is on screen painted
-                return
-
-    async def _more(self, more: MoreSteps, up: bool) -> None:
-        turn = more.parent
-        if self._busy or not isinstance(turn, TurnView) or not more.is_attached:
-            return
-        self._busy = True
-        try:
-            old_y = more.virtual_region.y
-            await turn.show_more()
-            if up and more.is_attached:  # keep what is on screen still: the new steps went above it
-                self.call_after_refresh(self._keep_anchor, more, old_y)
-        finally:
-            self._busy = False
-        self.call_after_refresh(self._check_more)
-
-    def _edge_due(self) -> int:
-        """Which way the window should grow now (0: neither).
-
-        Down as soon as the view is within two screens of the mounted end: a page
-        (PageDown, j held) then finds the next turns already mounted.
-        """
-        if not self.blocks:
-            return 0
-        if self.hi < len(self.blocks) and self.scroll_y >= self.max_scroll_y - 2 * self.size.height:
-            return 1
-        if self.lo > 0 and self.scroll_y <= 1 and self.max_scroll_y > 0:
-            return -1
-        return 0
-
-    def _check_edges(self) -> None:
-        if self._busy or self._extend_queued or not self._edge_due():
-            return
-        # After the screen refreshed: mounting a page (~100-200 ms of compose and
-        # markdown) must not hold back the paint of the key that scrolled here, nor
-        # the other after-refresh callbacks (hence call_later from there).
-        self._extend_queued = True
-        self.call_after_refresh(self.call_later, self._extend_due)
-
-    async def _extend_due(self) -> None:
-        self._extend_queued = False
-        direction = self._edge_due()  # (again: the view may have moved, or another conversation opened)
-        if direction:
-            await self.extend(direction)
 
     # --- moving around -------------------------------------------------------
 
@@ -444,5 +348,6 @@ class Reader(MatchNavigation, VerticalScroll, can_focus=True):
         self.matches, self._query_matches, self.match_index = [], [], None
         self.marks = Marks()
         self.ref, self.current, self.follow = None, None, False
+        self._discarding(self.children)
         self.remove_children()
         self.mount(Static("Open a hit or a session to read it here.", classes="reader-empty"))
