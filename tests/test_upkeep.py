@@ -250,3 +250,23 @@ def test_a_one_shot_archive_starts_no_background_merge(tmp_path: Path):
         assert archive.indexer._merger is None
         archive.start_watching(embed=False)
         assert archive.indexer._merger is not None
+
+
+def test_a_reader_that_watches_leaves_merging_to_the_writer(tmp_path: Path, monkeypatch):
+    """A reader (the app or ``mcp`` while another process writes) cannot write the catalog:
+    its merge thread died with "attempt to write a readonly database" and a traceback."""
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    session(tmp_path)
+    with open_archive(tmp_path) as writer:
+        for n in range(10):  # ten small segments: more than the merge policy lets stand
+            session(tmp_path, f"88888888-8888-4888-8888-{n:012d}", f"configure the heron part {n}")
+            assert writer.sync().changed
+        segments = [s.name for s in writer.indexer.load_snapshot().segments]
+        assert len(segments) > 8
+        with open_archive(tmp_path, read_only=True) as reader:
+            reader.start_watching(embed=False)
+            assert reader.indexer._merger is None
+            reader.stop_watching()
+        assert [s.name for s in writer.indexer.load_snapshot().segments] == segments
+    assert failures == []

@@ -116,7 +116,8 @@ class Upkeep:
             return
         from .watch import Watcher  # (watchdog) only a long-running process watches
 
-        archive.indexer.merge_in_background()
+        if archive.writer:  # (a reader cannot write the catalog: merging is the writer's)
+            archive.indexer.merge_in_background()
         if embed:  # after BM25 is published, at low priority (core/archive/semantic_job.py)
             archive.semantic.kick()
         roots = [root for source in all_sources(archive.config.agents) for root in source.watch_roots(archive.config)]
