@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import re
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
@@ -42,16 +43,23 @@ def _shown_replies(app) -> list[int]:
     return [int(n) for n in re.findall(r"of reply (\d+)", visible_text(app))]
 
 
-def _mounted_blocks(reader) -> int:
-    return sum(1 for child in reader.children if (child.id or "").startswith("block-"))
-
-
-async def test_reading_down_a_long_session_keeps_the_window_bounded_and_the_view_steady(home):
+@asynccontextmanager
+async def reading(home: Path):
+    """The app with the long session open in the reader, which has the focus."""
     app = make_app(home, now=NOW)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         reader = await open_from_sessions(pilot)
         reader.focus()
+        yield app, pilot, reader
+
+
+def _mounted_blocks(reader) -> int:
+    return sum(1 for child in reader.children if (child.id or "").startswith("block-"))
+
+
+async def test_reading_down_a_long_session_keeps_the_window_bounded_and_the_view_steady(home):
+    async with reading(home) as (app, pilot, reader):
         last_bottom = max(_shown_replies(app))
         for _ in range(PAGES):
             await pilot.press("pagedown")
@@ -67,11 +75,7 @@ async def test_reading_down_a_long_session_keeps_the_window_bounded_and_the_view
 
 
 async def test_reading_back_up_mounts_the_turns_again_and_lets_go_below(home):
-    app = make_app(home, now=NOW)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        reader = await open_from_sessions(pilot)
-        reader.focus()
+    async with reading(home) as (app, pilot, reader):
         for _ in range(PAGES):
             await pilot.press("pagedown")
         await settle(pilot)
@@ -108,11 +112,7 @@ async def test_jumping_without_a_pause_collects_what_the_windows_let_go_of(home,
     """Home / End replace the window each time; with no idle moment at all, the widgets
     let go of are still collected (after a paint), so the old generation does not pile up."""
     monkeypatch.setattr(heap, "IDLE_SECONDS", 10_000.0)  # the idle collection never runs here
-    app = make_app(home, now=NOW)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        reader = await open_from_sessions(pilot)
-        reader.focus()
+    async with reading(home) as (app, pilot, reader):
         collections = app.heap.collections
         jumps = 0
         while app.heap.collections == collections and jumps < 60:
