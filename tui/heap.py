@@ -24,8 +24,9 @@ landing inside keystrokes and session opens. So:
   while a conversation loads (the window it replaced is let go of first).
 
 After each full collection the pages it freed go back to the system (glibc keeps
-them otherwise). Only start-up objects are frozen: frozen objects are never collected as cycles,
-and widgets (which hold cycles) come and go as conversations are opened.
+them otherwise). Only start-up objects are frozen: frozen objects are never
+collected as cycles, and widgets (which hold cycles) come and go as conversations
+are opened.
 """
 
 from __future__ import annotations

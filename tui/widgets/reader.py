@@ -2,7 +2,8 @@
 
 Blocks are built off-thread (:mod:`tui.blocks`); the reader mounts only a window
 of them (a page around the turn you opened) and grows the window as you scroll
-toward either end, letting go of the far end (:mod:`.reader_window`). A 2,000-turn session therefore paints as fast as a short one.
+toward either end, letting go of the far end (:mod:`.reader_window`). A 2,000-turn
+session therefore paints as fast as a short one, and holds as little.
 Inside a turn the same holds for its steps: each turn mounts :data:`ITEM_PAGE`
 steps and the rest as its "more steps" line scrolls into view, so a real session
 with hundreds of tool calls in one turn paints as fast too. Which blocks and steps
