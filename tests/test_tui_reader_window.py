@@ -18,7 +18,7 @@ import pytest
 from tui import heap
 from tui.app import make_app
 from tui.heap import DISCARDED_DUE, IdleCollector
-from tui.testing import settle
+from tui.testing import settle, wait_for
 from tui.widgets.window import MOUNTED_MAX, PAGE
 
 from .test_tui_reader import NOW, open_from_sessions, visible_text, write_bay_session
@@ -125,3 +125,38 @@ async def test_jumping_without_a_pause_collects_what_the_windows_let_go_of(home,
         assert jumps > 1
         assert gc.get_count()[2] < 5  # the old generation was just collected
         assert _mounted_blocks(reader) <= max(PAGE, MOUNTED_MAX)
+
+
+async def test_following_a_growing_session_keeps_the_window_bounded(demo_home):
+    """``f`` on the live session while it is written turn after turn: the reader shows each
+    new turn at the bottom and lets go of the oldest, as when reading on."""
+    from .test_tui import _append, app_for
+
+    home, corpus = demo_home
+    live = corpus.live_session_id
+    path = next(corpus.root.rglob(f"{live}.jsonl"))
+    app = app_for(home)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "down", "down", "down", "down", "down")  # chain #5, the live one
+        await pilot.press("f")
+        reader = app.main.reader
+        await wait_for(pilot, lambda: reader.is_open and reader.follow, what="follow mode")
+        turns = sum(b.kind == "turn" for b in reader.blocks)
+        parent = None
+        for batch in range(8):
+            for i in range(6):
+                n = batch * 6 + i
+                prompt, answer = f"f1000000-0000-4000-8000-{2 * n:012d}", f"f1000000-0000-4000-8000-{2 * n + 1:012d}"
+                ts = f"2026-11-20T12:{n // 60:02d}:{n % 60:02d}.000Z"
+                _append(path, live, f"now wire exporter {n}\n\n" + "\n".join(f"- detail {j}" for j in range(10)),
+                        "user", prompt, parent, ts)
+                _append(path, live, f"Exporter {n} is wired.", "assistant", answer, prompt, ts)
+                parent = answer
+            turns += 6
+            await wait_for(pilot, lambda turns=turns: sum(b.kind == "turn" for b in reader.blocks) == turns,
+                           what=f"batch {batch}")
+            await settle(pilot)
+            assert reader.hi - reader.lo == _mounted_blocks(reader) <= MOUNTED_MAX
+            assert f"Exporter {batch * 6 + 5} is wired." in visible_text(app)  # the newest, at the bottom
+        assert reader.lo > 0

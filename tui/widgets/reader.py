@@ -282,6 +282,7 @@ class Reader(MatchNavigation, WindowMoves, VerticalScroll, can_focus=True):
             await self.mount_all(widgets, before=bottom)
         self.hi = new_hi
         self._edges()
+        await self._let_go(above=True)  # (following a session as it grows for hours)
         if self.follow:
             self.call_after_refresh(self.scroll_end, animate=False)
 
