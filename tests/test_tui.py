@@ -8,6 +8,7 @@ presses keys and asserts on widgets, the clipboard and notifications.
 from __future__ import annotations
 
 import json
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pyperclip
@@ -407,17 +408,25 @@ def _append(path: Path, sid: str, text: str, role: str, uuid: str, parent: str |
         handle.write(json.dumps(record) + "\n")
 
 
-async def test_f_follows_the_live_session_as_it_is_written(demo_home):
+@asynccontextmanager
+async def following_the_live_session(demo_home):
+    """The demo app with its live session (chain #5) selected and followed (``f``);
+    yields the app, the pilot, the reader, and the path and id of the session's file."""
     home, corpus = demo_home
     live = corpus.live_session_id
     path = next(corpus.root.rglob(f"{live}.jsonl"))
     app = app_for(home)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "down", "down", "down", "down", "down")  # chain #5, the live one
+        await pilot.press("tab", "down", "down", "down", "down", "down")
         await pilot.press("f")
         reader = app.main.reader
         await wait_for(pilot, lambda: reader.is_open and reader.follow, what="follow mode")
+        yield app, pilot, reader, path, live
+
+
+async def test_f_follows_the_live_session_as_it_is_written(demo_home):
+    async with following_the_live_session(demo_home) as (app, pilot, reader, path, live):
         turns_before = sum(b.kind == "turn" for b in reader.blocks)
         assert "following" in str(app.main.query_one("#reader-status").render())
         prompt, answer = "f0000000-0000-4000-8000-000000000001", "f0000000-0000-4000-8000-000000000002"

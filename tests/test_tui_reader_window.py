@@ -130,18 +130,9 @@ async def test_jumping_without_a_pause_collects_what_the_windows_let_go_of(home,
 async def test_following_a_growing_session_keeps_the_window_bounded(demo_home):
     """``f`` on the live session while it is written turn after turn: the reader shows each
     new turn at the bottom and lets go of the oldest, as when reading on."""
-    from .test_tui import _append, app_for
+    from .test_tui import _append, following_the_live_session
 
-    home, corpus = demo_home
-    live = corpus.live_session_id
-    path = next(corpus.root.rglob(f"{live}.jsonl"))
-    app = app_for(home)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("tab", "down", "down", "down", "down", "down")  # chain #5, the live one
-        await pilot.press("f")
-        reader = app.main.reader
-        await wait_for(pilot, lambda: reader.is_open and reader.follow, what="follow mode")
+    async with following_the_live_session(demo_home) as (app, pilot, reader, path, live):
         turns = sum(b.kind == "turn" for b in reader.blocks)
         parent = None
         for batch in range(8):
