@@ -161,10 +161,11 @@ class Reader(MatchNavigation, WindowMoves, VerticalScroll, can_focus=True):
 
     async def show(self, loaded: ConversationLoaded) -> None:
         """Paint a freshly loaded conversation (or update the open one in place)."""
-        self.app.heap.touch()  # (showing is use: an idle collection here would hold back this paint)
         if loaded.refresh and self.ref == loaded.ref and self.blocks:
-            await self._update(loaded)
+            await self._update(loaded)  # (no use: a session written every second would hold off idle collections)
+            self.call_after_refresh(self.call_later, self.app.heap.collect_due)
             return
+        self.app.heap.touch()  # (an open is use: an idle collection here would hold back its paint)
         self.ref = loaded.ref
         self.sessions = loaded.sessions
         self.blocks = loaded.blocks
