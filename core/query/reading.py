@@ -93,7 +93,7 @@ class MessageReader:
             yield from self.iter_file(entry)
 
     def session(self, files: list[FileEntry]) -> list[Message]:
-        """The whole stitched stream, cached while the files stay the same size."""
+        """The whole stitched stream, cached while the files stay the same size (one version a session)."""
         key = tuple((f.path, _size(f.path), f.seq_base, f.turn_base) for f in files)
         with self._lock:
             hit = self._cache.get(key)
@@ -101,7 +101,12 @@ class MessageReader:
                 self._cache.move_to_end(key)
                 return hit
         messages = list(self.iter_session(files))
+        paths = [part[0] for part in key]
         with self._lock:
+            # the same files at another size are an older version of this session: a live
+            # one grew past it, and eight versions of a 2,000-turn session held ~100 MB
+            for old in [k for k in self._cache if [part[0] for part in k] == paths]:
+                del self._cache[old]
             self._cache[key] = messages
             while len(self._cache) > CACHE_SESSIONS:
                 self._cache.popitem(last=False)
