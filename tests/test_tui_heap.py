@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import gc
+import time
 
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
-from tui.heap import OLD_THRESHOLD, IdleCollector
+from tui.heap import IDLE_SECONDS, OLD_THRESHOLD, IdleCollector
 from tui.testing import settle, wait_for
 from tui.widgets.sessions_pane import session_ref
 
@@ -59,8 +60,8 @@ async def test_the_app_freezes_start_up_and_collects_when_the_person_pauses(demo
     assert gc.get_freeze_count() == 0
 
 
-async def test_a_conversation_being_shown_counts_as_use(demo_home) -> None:
-    """An open without a key (a link, a live update) still holds the idle collection
+async def test_opening_a_conversation_counts_as_use(demo_home) -> None:
+    """An open without a key (a link, a click elsewhere) still holds the idle collection
     off: one landing between the load and the paint held an open back by ~0.2 s."""
     home, _corpus = demo_home
     app = make_app(home, now=DEFAULT_NOW)
@@ -72,3 +73,18 @@ async def test_a_conversation_being_shown_counts_as_use(demo_home) -> None:
         await wait_for(pilot, lambda: app.main.reader.is_open, what="the session")
         gc.collect(1)
         assert not heap.tick()  # just used
+
+
+async def test_a_live_update_of_the_open_conversation_is_not_use(demo_home) -> None:
+    """Following a session written every second must leave the idle collection its
+    moments: when updates counted as use, memory grew with every update."""
+    from .test_tui import _append, following_the_live_session
+
+    async with following_the_live_session(demo_home) as (app, pilot, reader, path, live):
+        turns = sum(b.kind == "turn" for b in reader.blocks)
+        app.heap.last_input -= 60  # the person reads, hands off the keys
+        prompt, answer = "f2000000-0000-4000-8000-000000000001", "f2000000-0000-4000-8000-000000000002"
+        _append(path, live, "now wire the foghorn", "user", prompt, None, "2026-11-20T11:59:30.000Z")
+        _append(path, live, "The foghorn is wired.", "assistant", answer, prompt, "2026-11-20T11:59:40.000Z")
+        await wait_for(pilot, lambda: sum(b.kind == "turn" for b in reader.blocks) == turns + 1, what="the new turn")
+        assert time.monotonic() - app.heap.last_input > IDLE_SECONDS  # (the update did not count as use)

@@ -11,8 +11,9 @@ landing inside keystrokes and session opens. So:
 * automatic full collections are made rare (a high generation-2 threshold; the
   young generations collect as usual, they are small and cheap), and
   :meth:`IdleCollector.tick` (on a timer) runs one once no key or mouse event came
-  for :data:`IDLE_SECONDS` and the old generation has grown (a conversation being
-  shown counts as use too, so none lands between a load and its paint);
+  for :data:`IDLE_SECONDS` and the old generation has grown (opening a conversation
+  counts as use too, so none lands between a load and its paint; a live update of
+  the open one does not, or a session written every second would hold it off);
 * widgets the reader lets go of (a window replaced or trimmed) are garbage in
   cycles (a widget and its styles point at each other), ~200 objects each, that
   only a full collection frees. Someone paging or jumping without a pause never
