@@ -34,7 +34,10 @@ if Message.__struct_fields__ != _MESSAGE_FIELDS:  # pragma: no cover (a reordere
 class MessageReader:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self._cache: OrderedDict[tuple, list[Message]] = OrderedDict()
+        # a session's files → (their sizes and numbering when read, its messages): one
+        # version a session, so a live one read again as it grows replaces the last (eight
+        # versions of a 2,000-turn session held ~100 MB while the app followed it)
+        self._cache: OrderedDict[tuple[str, ...], tuple[tuple, list[Message]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def iter_file(self, entry: FileEntry) -> Iterator[Message]:
@@ -93,21 +96,18 @@ class MessageReader:
             yield from self.iter_file(entry)
 
     def session(self, files: list[FileEntry]) -> list[Message]:
-        """The whole stitched stream, cached while the files stay the same size (one version a session)."""
-        key = tuple((f.path, _size(f.path), f.seq_base, f.turn_base) for f in files)
+        """The whole stitched stream, cached while the files stay the same size."""
+        paths = tuple(f.path for f in files)
+        version = tuple((_size(f.path), f.seq_base, f.turn_base) for f in files)
         with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._cache.move_to_end(key)
-                return hit
+            hit = self._cache.get(paths)
+            if hit is not None and hit[0] == version:
+                self._cache.move_to_end(paths)
+                return hit[1]
         messages = list(self.iter_session(files))
-        paths = [part[0] for part in key]
         with self._lock:
-            # the same files at another size are an older version of this session: a live
-            # one grew past it, and eight versions of a 2,000-turn session held ~100 MB
-            for old in [k for k in self._cache if [part[0] for part in k] == paths]:
-                del self._cache[old]
-            self._cache[key] = messages
+            self._cache[paths] = (version, messages)
+            self._cache.move_to_end(paths)
             while len(self._cache) > CACHE_SESSIONS:
                 self._cache.popitem(last=False)
         return messages

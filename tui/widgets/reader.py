@@ -163,7 +163,7 @@ class Reader(MatchNavigation, WindowMoves, VerticalScroll, can_focus=True):
         """Paint a freshly loaded conversation (or update the open one in place)."""
         if loaded.refresh and self.ref == loaded.ref and self.blocks:
             await self._update(loaded)  # (no use: a session written every second would hold off idle collections)
-            self.call_after_refresh(self.call_later, self.app.heap.collect_due)
+            self._collect_after_paint()
             return
         self.app.heap.touch()  # (an open is use: an idle collection here would hold back its paint)
         self.ref = loaded.ref
@@ -215,7 +215,7 @@ class Reader(MatchNavigation, WindowMoves, VerticalScroll, can_focus=True):
             self.call_after_refresh(self.scroll_home, animate=False)
         self.call_after_refresh(self._check_edges)
         self.call_after_refresh(self._check_more)  # a "more steps" line already in view (no scroll to come)
-        self.call_after_refresh(self.call_later, self.app.heap.collect_due)  # (after the paint is sent)
+        self._collect_after_paint()
 
     def _scroll_to_block(self, index: int) -> None:
         widget = self._widget(index)

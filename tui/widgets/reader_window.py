@@ -61,7 +61,7 @@ class WindowMoves(_ReaderBase):
         finally:
             self._busy = False
         self.call_after_refresh(self._check_edges)  # short turns: a page may not reach two screens ahead
-        self.call_after_refresh(self.call_later, self.app.heap.collect_due)  # what _let_go removed
+        self._collect_after_paint()  # (what _let_go removed)
 
     async def _extend(self, direction: int) -> None:
         if direction > 0 and self.hi < len(self.blocks):
@@ -89,8 +89,8 @@ class WindowMoves(_ReaderBase):
         far = self._far_blocks(above=above)
         if not far:
             return
-        self._discarding(far)
         if not above:
+            self._discarding(far)
             await self.remove_children(far)
             self.hi -= len(far)
             self._edges()
@@ -102,6 +102,7 @@ class WindowMoves(_ReaderBase):
         # in the same update, so no frame shows the jump (and checked once laid out).
         old_y = anchor.virtual_region.y
         shift = old_y - far[0].virtual_region.y
+        self._discarding(far)
         with self.app.batch_update():
             self.scroll_to(y=self.scroll_y - shift, animate=False, immediate=True)
             await self.remove_children(far)
@@ -112,6 +113,10 @@ class WindowMoves(_ReaderBase):
     def _discarding(self, widgets: Iterable[Widget]) -> None:
         """``widgets`` are about to be removed: the app counts them toward a collection."""
         self.app.heap.discarded(sum(1 + len(widget.walk_children()) for widget in widgets))
+
+    def _collect_after_paint(self) -> None:
+        """Once the next paint is sent, collect what was let go of if enough was (tui/heap.py)."""
+        self.call_after_refresh(self.call_later, self.app.heap.collect_due)
 
     def _far_blocks(self, *, above: bool) -> list[Widget]:
         """The window's surplus blocks at one end, as far as they lie more than a screen
