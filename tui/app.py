@@ -24,6 +24,7 @@ from textual.message_pump import MessagePump
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from core.memory import fewer_malloc_arenas
 from core.words import plural
 
 from . import tasks
@@ -429,6 +430,7 @@ def make_app(
     pins relative times; ``archive`` reuses an open :class:`core.api.Archive`
     (the app then leaves closing it to the caller).
     """
+    fewer_malloc_arenas()  # (threads allocate at once in the app: see core/memory.py)
     if config is None:
         from core.config import Config
 
