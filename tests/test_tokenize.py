@@ -4,10 +4,13 @@ must give exactly what the general rules give."""
 from __future__ import annotations
 
 import pytest
+import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.index.tokenize import Tokenizer, term_id
+from core.index.tokenize import MAX_TERM, Tokenizer, default_tokenizer, term_id
+
+stem = Stemmer.Stemmer("english").stemWord
 
 
 @pytest.mark.parametrize(
@@ -24,10 +27,35 @@ from core.index.tokenize import Tokenizer, term_id
         ("日本語のテキスト", ["日本", "本語", "語の", "のテ", "テキ", "キス", "スト"]),
         ("v2.0.1", ["v2.0.1", "v2"]),
         ("__init__ foo__bar", ["init", "foo__bar", "foo", "bar"]),
+        # a word or compound that starts or ends with an X: only "_" (and ".-:") are stripped
+        ("XML XMLHttpRequest", ["xml", "xmlhttprequest", "xml", "http", "request"]),
+        # CJK: a lone character is a term; two runs apart are bigrammed apart; the rest of
+        # the token is lowered, its one-letter words and stopwords dropped
+        ("中", ["中"]),
+        ("中文abc日本", ["中文", "日本", "abc"]),
+        ("日本x中ok The Kit", ["日本", "中", "ok", "kit"]),
     ],
 )
 def test_terms(text: str, terms: list[str]) -> None:
     assert Tokenizer().terms(text) == terms
+
+
+def test_tokens_up_to_twice_the_longest_term_are_read_longer_ones_skipped() -> None:
+    """(A 96-character token is a long identifier; past that it is a blob: base64, a hash dump.)"""
+    tokenizer = Tokenizer()
+    assert tokenizer.terms("a" * MAX_TERM * 2) == [stem("a" * MAX_TERM * 2)]
+    assert tokenizer.terms("a" * (MAX_TERM * 2 + 1)) == []
+    parts = "_".join(["part"] * 9)  # 44 characters: the compound whole is a term up to MAX_TERM (48)
+    assert Tokenizer().terms(parts + "_abc")[0] == parts + "_abc"
+    assert Tokenizer().terms(parts + "_abcd")[0] == "part"
+
+
+def test_the_default_tokenizer_is_one_for_the_process(monkeypatch) -> None:
+    import core.index.tokenize as tokenize
+
+    monkeypatch.setattr(tokenize, "_default", None)  # (as a fresh process has it)
+    first = default_tokenizer()
+    assert isinstance(first, Tokenizer) and default_tokenizer() is first
 
 
 def test_term_ids_are_the_hashes_of_the_terms_in_order() -> None:

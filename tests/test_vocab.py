@@ -62,3 +62,24 @@ class Segment:
 
     def __init__(self, name: str, words: object) -> None:
         self.name, self.vocab = name, words
+
+
+def test_each_segment_is_read_as_far_as_eight_words_a_hit_shown() -> None:
+    """A one-letter prefix stays fast in a big segment: past ``limit * 8`` words (in
+    byte order) a segment is not read on, even for a shorter word further down."""
+    eight_then_short = [f"aaaa{n}" for n in range(1, 9)] + ["ab"]
+    assert vocab.prefix_words([Segment(f"seg-{next(_NAMES)}", vocab.encode(eight_then_short))], "a", 1) == ["aaaa1"]
+    seven_then_short = [f"aaaa{n}" for n in range(1, 8)] + ["ab"]
+    assert vocab.prefix_words([Segment(f"seg-{next(_NAMES)}", vocab.encode(seven_then_short))], "a", 1) == ["ab"]
+
+
+@given(words=_WORDS)
+def test_a_vocabulary_decodes_to_its_sorted_words(words: list[str]) -> None:
+    """(What a merge reads back of the segments it merges.)"""
+    assert vocab.decode(vocab.encode(words)) == (sorted(set(words)) if words else [])
+
+
+def test_an_empty_or_missing_vocabulary_has_no_words() -> None:
+    assert vocab.decode(None) == []
+    assert vocab.decode(vocab.encode([])) == []
+    assert vocab.decode(vocab.encode(["solo"])) == ["solo"]

@@ -18,7 +18,6 @@ import functools
 import hashlib
 import re
 from array import array
-from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from itertools import chain
@@ -206,9 +205,6 @@ class Tokenizer:
 
     def terms(self, text: str) -> list[str]:
         return list(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))
-
-    def counts(self, text: str) -> Counter[str]:
-        return Counter(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))
 
     def query_terms(self, query: str) -> list[str]:
         """Unique terms of a query, in order."""
