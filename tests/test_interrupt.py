@@ -38,13 +38,24 @@ def _ignores_ctrl_c(pid: int) -> bool:
     return bool(int(status.split("SigIgn:")[1].split()[0], 16) & (1 << (signal.SIGINT - 1)))
 
 
+def _as_from_a_terminal(argv: list[str]) -> list[str]:
+    """``argv`` started with Ctrl-C at its default, as a shell in a terminal starts a command.
+
+    A command started in the background by a script (``... &``) ignores SIGINT, and so does
+    every process it starts: pytest run that way started the CLI deaf to the Ctrl-C, which
+    then finished the index and exited 0 (seen in a CI run started in the background).
+    """
+    reset = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", reset, *argv]
+
+
 @pytest.mark.parametrize("start", ["forked", "forkserver"])
 @pytest.mark.parametrize("moment", ["workers starting", "workers parsing"])
 def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, moment, start):
     home = tmp_path / "home"
     corpus(home)
     env = {**pooled(tmp_path, then=A_THREAD if start == "forkserver" else ""), "PYTHONFAULTHANDLER": "1"}
-    proc = subprocess.Popen([str(SCRIPT), "index"], env=cli_env(home, **env), stdout=subprocess.PIPE,
+    proc = subprocess.Popen(_as_from_a_terminal([str(SCRIPT), "index"]), env=cli_env(home, **env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     segments = home / ".cache" / "relay-search" / "segments"
     if moment == "workers starting":  # (a worker or the forkserver is there, and the CLI takes Ctrl-C)
