@@ -44,10 +44,13 @@ def write_jsonl(path: Path, records: list[dict], mode: str = "w") -> Path:
 
 def cli_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment of a user's shell with HOME at ``home`` (PYTHONPATH kept, so a
-    checkout's code is what runs)."""
+    checkout's code is what runs; RELAY_SEARCH_MODEL kept, so a test not marked
+    ``semantic`` runs words only, as tests/conftest.py sets: each ``index`` otherwise
+    embedded every passage, ~36 s of a test's run)."""
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    if os.environ.get("PYTHONPATH"):
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    for name in ("PYTHONPATH", "RELAY_SEARCH_MODEL"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
     return {**env, **extra}
 
 

@@ -38,6 +38,20 @@ def _ignores_ctrl_c(pid: int) -> bool:
     return bool(int(status.split("SigIgn:")[1].split()[0], 16) & (1 << (signal.SIGINT - 1)))
 
 
+# Each chunk takes 0.2 s longer in the workers (as a bigger one would): words only, the
+# small corpus is indexed 0.25 s after its first segment, and the rest of it could
+# finish between that segment and the Ctrl-C.
+SLOW_CHUNKS = (
+    "import time\n"
+    "import core.archive.ingest as ingest\n"
+    "_run_chunk = ingest.run_chunk\n"
+    "def slow_chunk(*args):\n"
+    "    time.sleep(0.2)\n"
+    "    return _run_chunk(*args)\n"
+    "indexer.run_chunk = slow_chunk\n"
+)
+
+
 def _as_from_a_terminal(argv: list[str]) -> list[str]:
     """``argv`` started with Ctrl-C at its default, as a shell in a terminal starts a command.
 
@@ -54,7 +68,7 @@ def _as_from_a_terminal(argv: list[str]) -> list[str]:
 def test_ctrl_c_during_the_cold_index_is_quiet_and_leaves_nothing(tmp_path, moment, start):
     home = tmp_path / "home"
     corpus(home)
-    env = {**pooled(tmp_path, then=A_THREAD if start == "forkserver" else ""), "PYTHONFAULTHANDLER": "1"}
+    env = {**pooled(tmp_path, then=(A_THREAD if start == "forkserver" else "") + SLOW_CHUNKS), "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(_as_from_a_terminal([str(SCRIPT), "index"]), env=cli_env(home, **env), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)  # fmt: skip
     segments = home / ".cache" / "relay-search" / "segments"
