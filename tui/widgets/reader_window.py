@@ -78,7 +78,6 @@ class WindowMoves(_ReaderBase):
             widgets = [self._make(i, limits[i]) for i in range(new_lo, self.lo)]
             await self.mount_all(widgets, after=self.query_one("#edge-top"))
             self.lo = new_lo
-            self._edges()
             if anchor is not None:
                 self.call_after_refresh(self._keep_anchor, anchor, anchor_y)
         self._edges()
