@@ -178,17 +178,34 @@ def archive_search(
 
 def semantic_query(archive: SearchedArchive, query: str) -> tuple[Vectors, np.ndarray] | None:
     """The embedded vectors and the query's vector, or None when semantic recall cannot run (then BM25 alone)."""
-    from core.semantic.embedder import load, model_folder
+    from core.semantic.embedder import model_folder
 
     if model_folder(archive.semantic.env) is None:
         return None  # turned off: the vectors would be read (17 MB at 1.8 GB) for nothing
     vectors = archive.semantic.store.load()
     if not vectors.count:
         return None
-    embedder = load(archive.semantic.env)
+    embedder = archive.semantic.embedder()
     if embedder is None:
         return None
     return vectors, embedder.embed_query(query)
+
+
+def meaning_gap(archive: SearchedArchive, query: str, mode: str = "auto", sort: str = "relevance") -> dict[str, Any] | None:
+    """When a search of ``query`` would use meaning but some passages have no vectors yet: how many,
+    and the one line every front end says (the results are then by words for those); else None."""
+    if not hybrid.uses_meaning(query, hybrid.check_mode(mode), sort) or not archive.semantic.state().on:
+        return None
+    embedded, passages = archive.semantic.counts()
+    missing = passages - embedded
+    if missing <= 0:
+        return None
+    share = "any" if not embedded else f"{missing:,} of {passages:,}"
+    note = (
+        f"meaning not searched for {share} passages yet (no vectors): those are found by words only; "
+        "`relay-search index`, or a running app, `mcp` or `serve`, makes their vectors"
+    )
+    return {"missing": missing, "passages": passages, "note": note}
 
 
 def search(

@@ -13,7 +13,10 @@ import sys
 from core.errors import BadInput, OutOfSpace
 from core.words import plural
 
-from .common import EXIT_BUSY, INDEX_LOCK_WAIT, config_from_args, open_archive, print_error, print_json, progress_printer
+from .common import (
+    EXIT_BUSY, INDEX_LOCK_WAIT, config_from_args, embedding_printer, end_progress_line, open_archive, print_error, print_json,
+    progress_printer,
+)
 
 
 def add_index(sub, common: argparse.ArgumentParser) -> None:
@@ -64,12 +67,10 @@ def cmd_index(args) -> int:
             else:
                 result = archive.sync(progress=progress_printer())
             archive.compact()
-            if archive.semantic.state().on:  # hybrid recall: embed what is new, after BM25 is published
-                pending = archive.semantic.summary()
-                if pending["passages"] > pending["embedded"] and not args.json and sys.stderr.isatty():  # as progress is
-                    waiting = plural(pending["passages"] - pending["embedded"], "passage")
-                    print(f"embedding {waiting} for semantic recall…", file=sys.stderr)
-                archive.wait_semantic()
+            if not (args.stats or args.json):  # the words are searchable now: say so before the second phase
+                print(f"indexed {plural(result.files_read, 'file')}, {result.bytes_read / 1e6:.1f} MB; {plural(len(result.changed_sessions), 'session')} changed")
+            if not args.stats and archive.semantic.state().on:  # words first; then meaning
+                embed_passages(archive, quiet=args.json)
         except OutOfSpace as exc:  # --stats still describes what the cache holds
             if not (args.stats or args.json):
                 raise
@@ -92,9 +93,24 @@ def cmd_index(args) -> int:
                 print(f"    {n:>5}  {path}  ({stats.reasons_text(path)})")
             for path, err in stats.errors[:20]:
                 print(f"    error  {path}: {err}")
-        else:
-            print(f"indexed {plural(result.files_read, 'file')}, {result.bytes_read / 1e6:.1f} MB; {plural(len(result.changed_sessions), 'session')} changed")
         return 0
+
+
+def embed_passages(archive, *, quiet: bool) -> None:
+    """The second phase of ``index``: vectors for every passage without them, newest first, on every
+    core; a bar on a terminal, else a line when it starts and one when it ends. Ctrl-C keeps what
+    is made (the words are already published), and the next ``index`` goes on from there."""
+    show = None if quiet else embedding_printer()
+    try:
+        made, missing = archive.semantic.run_foreground(show)
+    except KeyboardInterrupt:
+        end_progress_line()
+        embedded, passages = archive.semantic.counts()
+        print(f"relay-search: interrupted; {embedded:,} of {plural(passages, 'passage')} have vectors, the words of all are indexed; "
+              "`relay-search index` goes on from there", file=sys.stderr)
+        raise
+    if missing and not quiet and not sys.stderr.isatty():
+        print(f"embedded {plural(made, 'passage')} for meaning-based recall", file=sys.stderr)
 
 
 def cmd_tag(args) -> int:
