@@ -148,7 +148,7 @@ def _handlers(archive: Archive) -> list[Route]:
                 sort=_opt(p, "sort") or "relevance", offset=_int(p, "offset", 0, 0), group=_opt(p, "group"),
                 mode=_opt(p, "mode") or "auto",
             )  # fmt: skip
-            return search_results(q, hits)
+            return search_results(q, hits, archive.meaning_gap(q, _opt(p, "mode") or "auto", _opt(p, "sort") or "relevance"))
 
         return await call(query)
 

@@ -178,13 +178,13 @@ def cosines(
     )
 
 
-def fuse(lexical: list[Hit], similar: Similar | None, fetch: int) -> tuple[list[Hit], set[int]]:
-    """The fused ranking and the doc ids found by meaning alone.
+def fuse(lexical: list[Hit], similar: Similar | None, fetch: int) -> tuple[list[Hit], dict[int, int | None]]:
+    """The fused ranking and the passages found by meaning alone, each with its closest slot's message.
 
     score = BM25_WEIGHT × scaled BM25 + COSINE_WEIGHT × scaled cosine; BM25 hits past the
     fused depth follow in their own order (a grouped page looks further than 100)."""
     if similar is None:
-        return lexical, set()
+        return lexical, {}
     lex = lexical[:FUSE_DEPTH]
     by_meaning = similar.top(FUSE_DEPTH)
     c_hi, c_lo = by_meaning[0][3], by_meaning[-1][3]
@@ -198,14 +198,14 @@ def fuse(lexical: list[Hit], similar: Similar | None, fetch: int) -> tuple[list[
     for h in lex:
         score = BM25_WEIGHT * scaled(h.score, b_lo, b_hi) + COSINE_WEIGHT * scaled(similar.of(h.doc_id), c_lo, c_hi)
         fused[h.doc_id] = replace(h, score=score)
-    only_meaning: set[int] = set()
+    only_meaning: dict[int, int | None] = {}
     outlier = max(OUTLIER_COSINE, similar.mean + OUTLIER_Z * similar.spread)
     for doc_id, file_id, ts, cos in by_meaning:
         if doc_id in fused or cos < min(COSINE_FLOOR, outlier):
             continue
         score = COSINE_WEIGHT * scaled(cos, c_lo, c_hi)
         fused[doc_id] = Hit(doc_id=doc_id, file_id=file_id, score=score, ts=ts, matched=0, complete=False)
-        only_meaning.add(doc_id)
+        only_meaning[doc_id] = similar.sequence_of(doc_id)
     ranked = sorted(fused.values(), key=lambda h: (-h.score, -h.ts, h.doc_id))
     ranked += [replace(h, score=0.0) for h in lexical[FUSE_DEPTH:] if h.doc_id not in fused]
     return ranked[:fetch], only_meaning

@@ -298,7 +298,7 @@ class VectorStore:
         name = f"v-{time.time_ns():020d}-{os.getpid()}.npz"
         tmp = self.folder / f".tmp-{name}"
         with open(tmp, "wb") as f:
-            np.savez(f, **columns)
+            np.savez(f, **columns)  # type: ignore[arg-type]  # (numpy types allow_pickle among the names)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.folder / name)

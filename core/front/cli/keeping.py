@@ -14,7 +14,14 @@ from core.errors import BadInput, OutOfSpace
 from core.words import plural
 
 from .common import (
-    EXIT_BUSY, INDEX_LOCK_WAIT, config_from_args, embedding_printer, end_progress_line, open_archive, print_error, print_json,
+    EXIT_BUSY,
+    INDEX_LOCK_WAIT,
+    config_from_args,
+    embedding_printer,
+    end_progress_line,
+    open_archive,
+    print_error,
+    print_json,
     progress_printer,
 )
 
