@@ -92,7 +92,8 @@ def cmd_index(args) -> int:
             print("agents: " + (", ".join(f"{k} {v}" for k, v in sorted(stats.agents.items())) or "none"))
             sem = stats.semantic
             if sem.get("on"):
-                print(f"semantic recall: on ({sem['model']}; {sem['embedded']:,} of {sem['passages']:,} passages embedded, {sem['vector_bytes'] / 1e6:.1f} MB)")
+                rest = "" if sem["embedded"] >= sem["passages"] else "; `relay-search index` embeds the rest"
+                print(f"semantic recall: on ({sem['model']}; {sem['embedded']:,} of {sem['passages']:,} passages embedded, {sem['vector_bytes'] / 1e6:.1f} MB{rest})")
             else:
                 print(f"semantic recall: off ({sem.get('reason')}); search is BM25 only")
             print(f"skipped lines: {stats.skipped_lines}")
