@@ -322,3 +322,27 @@ def test_a_damaged_tokenizer_is_named(tmp_path: Path):
     stats = json.loads(cli(tmp_path, "index", "--json", **{MODEL_ENV: str(folder)}).stdout)["semantic"]
     assert stats["on"] is False and f"tokenizer file {folder / TOKENIZER_FILE} is damaged" in stats["reason"], stats
     assert "onnxruntime" not in stats["reason"]
+
+
+# --- issue 35 #3: a query asked again skips the model -------------------------------------
+
+SEARCH_AND_LIST_RUNTIME = """
+import sys
+from core.front.cli import main
+code = main(["search", {query!r}, "--json"])
+print("RUNTIME:" + ",".join(sorted(m for m in ("onnxruntime", "tokenizers") if m in sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def test_a_prose_query_asked_again_finds_the_same_without_loading_the_model(embedded: Path):
+    query = "what made the nightly job slow down after the first batches"
+    runs = [
+        subprocess.run([sys.executable, "-c", SEARCH_AND_LIST_RUNTIME.format(query=query)], env=env_for(embedded),
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+        for _ in range(2)
+    ]
+    assert all(r.returncode == 0 for r in runs), runs[0].stderr
+    first, again = (r.stderr.strip().splitlines()[-1] for r in runs)
+    assert first == "RUNTIME:onnxruntime,tokenizers" and again == "RUNTIME:"
+    assert json.loads(runs[0].stdout) == json.loads(runs[1].stdout)

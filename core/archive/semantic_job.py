@@ -34,6 +34,7 @@ import numpy as np
 from core.memory import release_freed_memory
 from core.semantic.embedder import DIM, MODEL_ID, Embedder, ModelState, load, model_state
 from core.semantic.passages import Slot, slots
+from core.semantic.query_vectors import QueryVectors
 from core.semantic.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class SemanticJob:
     def __init__(self, archive: EmbeddedArchive) -> None:
         self._archive = archive
         self.store = VectorStore(archive.cache, MODEL_ID)
+        self._queries = QueryVectors(self.store.folder)
         self._thread: threading.Thread | None = None
         self._again = threading.Event()
         self._idle = threading.Event()
@@ -112,10 +114,21 @@ class SemanticJob:
     def embedder(self) -> Embedder | None:
         return load(self._archive.config.env, self._archive.cache)
 
+    def query_vector(self, query: str) -> np.ndarray | None:
+        """``query``'s vector: remembered in the cache (no model loaded), else embedded and remembered."""
+        vector = self._queries.get(query)
+        if vector is None:
+            embedder = self.embedder()
+            if embedder is None:
+                return None
+            vector = embedder.embed_query(query)
+            self._queries.put(query, vector)
+        return vector
+
     def counts(self) -> tuple[int, int]:
         """(passages embedded, alive passages): what a search without all vectors says."""
         alive = alive_doc_ids(self._archive._snapshot)
-        embedded = int(np.isin(alive, self.store.doc_ids()[0]).sum()) if alive.shape[0] else 0
+        embedded = int(np.isin(alive, self.store.doc_ids()[0], kind="sort").sum()) if alive.shape[0] else 0
         return embedded, int(alive.shape[0])
 
     def summary(self) -> dict[str, Any]:
@@ -211,7 +224,7 @@ class SemanticJob:
         self.store.prepare()
         self.store.remove_damaged()
         alive, ts = alive_passages(self._archive._snapshot)
-        lacking = ~np.isin(alive, self.store.doc_ids()[0])
+        lacking = ~np.isin(alive, self.store.doc_ids()[0], kind="sort")
         missing = newest_first(alive[lacking], ts[lacking])
         total = int(missing.shape[0])
         self.pending = total

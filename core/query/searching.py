@@ -189,12 +189,10 @@ def semantic_query(archive: SearchedArchive, query: str) -> tuple[Vectors, np.nd
     if model_folder(archive.semantic.env) is None:
         return None  # turned off: the vectors would be read (17 MB at 1.8 GB) for nothing
     vectors = archive.semantic.store.load()
-    if not vectors.count:
+    if not vectors.count or not archive.semantic.state().on:
         return None
-    embedder = archive.semantic.embedder()
-    if embedder is None:
-        return None
-    return vectors, embedder.embed_query(query)
+    vector = archive.semantic.query_vector(query)
+    return None if vector is None else (vectors, vector)
 
 
 def meaning_gap(archive: SearchedArchive, query: str, mode: str = "auto", sort: str = "relevance") -> dict[str, Any] | None:

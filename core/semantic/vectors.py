@@ -34,6 +34,8 @@ import numpy as np
 from .embedder import DIM, MODEL_ID
 
 VECTORS_DIR = "vectors"
+# (np.isin: kind="sort" throughout: doc ids span 2^24 per segment and keys 2^63, and isin's default
+# table method allocates the range: 75 ms of a one-shot search for 300 doc ids)
 MERGE_FILES = 24  # more files than this: the writer merges them into one
 SIMS_CHUNK = 8_192  # rows turned to float32 at a time for a query's cosines (3 MB, not a copy of the matrix)
 # What reading a damaged, truncated or foreign file raises (a vanished one is FileNotFoundError, apart)
@@ -254,7 +256,7 @@ class VectorStore:
         for name, meta in readable:
             if not wanted.shape[0]:
                 break
-            hit = np.flatnonzero(np.isin(meta.keys, wanted))
+            hit = np.flatnonzero(np.isin(meta.keys, wanted, kind="sort"))
             if not hit.shape[0]:
                 continue
             try:
@@ -263,7 +265,7 @@ class VectorStore:
                 continue
             for row in hit.tolist():
                 found.setdefault(int(meta.keys[row]), vecs[row])
-            wanted = wanted[~np.isin(wanted, list(found))]
+            wanted = wanted[~np.isin(wanted, list(found), kind="sort")]
         return found
 
     # --- the writer only ---------------------------------------------------------------
@@ -313,7 +315,7 @@ class VectorStore:
             return False
         files = [n for n, _ in readable]
         stored = np.unique(np.concatenate([m.doc_ids for _, m in readable]))
-        mostly_dead = int(np.isin(stored, alive).sum()) < stored.shape[0] // 2  # a rebuilt or much-changed index
+        mostly_dead = int(np.isin(stored, alive, kind="sort").sum()) < stored.shape[0] // 2  # a rebuilt or much-changed index
         if len(files) <= (1 if force else MERGE_FILES) and not mostly_dead:
             return False
         # File by file into float16 columns (the doc ids are known without the vectors); a passage
@@ -321,15 +323,15 @@ class VectorStore:
         taken: set[int] = set()
         columns: dict[str, list[np.ndarray]] = {name: [] for name in COLUMNS}
         for name, meta in readable:
-            fresh = np.unique(meta.doc_ids[np.isin(meta.doc_ids, alive)])
-            fresh = fresh[~np.isin(fresh, list(taken))] if taken else fresh
+            fresh = np.unique(meta.doc_ids[np.isin(meta.doc_ids, alive, kind="sort")])
+            fresh = fresh[~np.isin(fresh, list(taken), kind="sort")] if taken else fresh
             if not fresh.shape[0]:
                 continue
             try:
                 data = read_file(self.folder / name)
             except UNREADABLE:  # damaged (or gone) since it was read
                 return False
-            keep = np.isin(data["doc_ids"], fresh)
+            keep = np.isin(data["doc_ids"], fresh, kind="sort")
             for column in COLUMNS:
                 columns[column].append(data[column][keep])
             taken.update(fresh.tolist())
