@@ -138,6 +138,16 @@ def test_an_mcp_body_that_trickles_in_is_answered_408_and_closed(archive: Archiv
         sock.close()
 
 
+def test_an_mcp_body_over_the_sdks_limit_is_still_413(archive: Archive) -> None:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    with TestClient(build_http_app(archive), base_url="http://127.0.0.1:8765") as http:
+        chunks = iter([b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "', b"y" * (4 * 1024 * 1024), b'"}}'])
+        response = http.post("/mcp", headers=headers, content=chunks)  # (chunked: no Content-Length to refuse early)
+        assert response.status_code == 413 and response.text == "Request body too large"
+        big = b"y" * (4 * 1024 * 1024 + 1)
+        assert http.post("/mcp", headers=headers, content=big).status_code == 413
+
+
 # --- item 11: params that are not an object get the JSON-RPC error owed -------------------------
 
 
@@ -178,7 +188,8 @@ def test_stdio_answers_params_that_are_not_an_object_with_the_requests_id(home: 
                 "code": -32602, "message": f"Invalid params: params must be an object, not {kind}"}}
         assert call({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {"name": 5}})["error"]["code"] == -32602
         assert call({"jsonrpc": "2.0", "id": 99, "method": 5})["error"] == {"code": -32600, "message": "Invalid request"}
-        assert "search_history" in json.dumps(call({"jsonrpc": "2.0", "id": 100, "method": "tools/list"}))
+        server.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "x"}\n')  # (no id: no answer)
+        assert call({"jsonrpc": "2.0", "id": 100, "method": "tools/list"})["id"] == 100  # (the next answer is this one)
     finally:
         stderr = server.communicate(timeout=30)[1].decode()  # (closes stdin: the server ends)
     assert "Traceback" not in stderr, stderr[-3000:]
