@@ -105,6 +105,10 @@ def test_force_still_replaces_a_regular_file_and_a_symlink_to_one(home: Path, tm
         assert export(home, tmp_path, "-o", str(path), "--force").returncode == 0
         assert not path.is_symlink() and "run the three checks" in path.read_text()
     assert kept.read_text() == "the link's target"  # (the link was replaced, not written through)
+    longest = tmp_path / ("é" * 125 + ".md")  # 253 bytes: the temporary file beside it must fit too
+    for force in ([], ["--force"]):
+        assert export(home, tmp_path, "-o", str(longest), *force).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["kept.md", "link.md", "mine.md", longest.name])
 
 
 # --- item 8: a failed write leaves nothing ----------------------------------------------------

@@ -201,7 +201,10 @@ def write_new(path: Path, text: str, force: bool) -> None:
     data = text.encode("utf-8")
     if force:
         _check_replaceable(path)
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    stem = path.name
+    while len(stem.encode("utf-8", "surrogateescape")) > 200:  # (room for the rest within 255 bytes)
+        stem = stem[:-1]
+    temp = path.with_name(f".{stem}.{secrets.token_hex(4)}.tmp")
     try:
         _write_file(temp, data)
         try:
