@@ -46,9 +46,11 @@ def _writer_named(holder: str) -> str:
 
 def cmd_index(args) -> int:
     from core.api import Archive
-    from core.archive.store import WriterLock
+    from core.archive.store import WriterLock, move_aside
 
     config = config_from_args(args)
+    if args.rebuild and (moved := move_aside(config.cache_path)):
+        print(moved, file=sys.stderr)
     holder = WriterLock(config.cache_path).held_by_other()
     if holder:
         print(f"relay-search: {_writer_named(holder)} holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
