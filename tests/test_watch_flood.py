@@ -58,7 +58,7 @@ def _flood(directory: Path, events: int) -> None:
     the kernel cannot merge them): more than the queue holds."""
     a, b = (os.open(directory / name, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) for name in ("flood-a.txt", "flood-b.txt"))
     try:
-        for i in range(events // 2 + 1):
+        for _ in range(events // 2 + 1):
             os.write(a, b"x")
             os.write(b, b"y")
     finally:

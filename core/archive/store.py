@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 
 from core.errors import StoreError
-
 from core.index.tokenize import TOKENIZER_VERSION
 from core.semantic.vectors import VECTORS_DIR
 from core.sources import PARSER_VERSION

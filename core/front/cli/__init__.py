@@ -160,11 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # last resort: one line, never a traceback
         from core.archive.store import cache_error_line
 
+        said: str | None = None
         try:
-            line = cache_error_line(config_from_args(args).cache_path, exc)  # (unreadable, not a dir: what to do)
+            said = cache_error_line(config_from_args(args).cache_path, exc)  # (unreadable, not a dir: what to do)
         except Exception:
-            line = None
-        print_error(line or f"relay-search: unexpected error: {type(exc).__name__}: {exc}")
+            pass
+        print_error(said or f"relay-search: unexpected error: {type(exc).__name__}: {exc}")
         if os.environ.get("RELAY_SEARCH_DEBUG"):
             raise
         return 1
