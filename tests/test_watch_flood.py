@@ -100,3 +100,32 @@ def test_sessions_written_while_the_watch_queue_overflowed_are_indexed(tmp_path,
     text = err.decode("utf-8", "replace")
     assert "Traceback" not in text, text
     assert "file events were lost" in text, text  # said once, in one line
+
+
+# --- the app: a watch that stops is watched again, and what it missed is synced -----------
+
+
+async def test_the_app_syncs_what_a_stopped_watch_missed(demo_home):
+    """A watcher error ends watchdog's emitter thread (here it is stopped, through
+    watchdog's own API, as an exception in its thread would end it): the root is synced
+    whole and watched again within a second or two, and the app shows the new session."""
+    from tests.support import transcript
+    from tui.app import make_app
+    from tui.testing import settle, wait_for
+
+    home, _ = demo_home
+    app = make_app(home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: app.archive is not None and app.archive._upkeep._watcher is not None, what="the watcher")
+        observer = app.archive._upkeep._watcher._observer
+        for emitter in list(observer.emitters):
+            emitter.stop()
+            emitter.join(5)
+        sid = "99999999-9999-4999-8999-999999999998"
+        t = transcript(sid, cwd="/home/demo/work/okapi")
+        t.user("Where does the okapi ledger live?")
+        t.assistant("In the okapi module.")
+        t.write(project_dir(home, "/home/demo/work/okapi"))
+        await wait_for(pilot, lambda: any(s.session_id == sid for s in app.main.sessions_pane.sessions), timeout=20, what="the new session")
+        assert any(e.is_alive() for e in observer.emitters)  # watched again
