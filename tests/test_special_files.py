@@ -54,6 +54,17 @@ def special_corpus(home: Path) -> tuple[Corpus, list[Path]]:
     ash.user("an ash prompt about the lemur planner")
     ash.assistant("The lemur planner plans.")
     corpus.sessions["ash-fifo-state"], corpus.words["ash-fifo-state"] = ash.key, ["lemur"]
+    # an Ash session whose context.jsonl is a FIFO: its history.jsonl is read instead
+    history = AshSession(home / ".ash", "telegram_7_7")
+    history.user("an ash prompt about the mongoose relay")
+    history.assistant("The mongoose relay relays.")
+    history.context.unlink()
+    corpus.sessions["ash-history"], corpus.words["ash-history"] = history.key, ["mongoose"]
+    # a legacy Gemini chat (.json) beside a FIFO of its .jsonl name: the FIFO hides nothing
+    legacy = GeminiChat(home / ".gemini", project="old", session_id="5e551011-0000-4000-8000-0000000000e3", legacy=True)
+    legacy.user("a legacy gemini prompt about the numbat cache")
+    legacy.gemini("The numbat cache is cold.")
+    corpus.sessions["gemini-legacy"], corpus.words["gemini-legacy"] = legacy.session_id, ["numbat"]
 
     claude_project = corpus.files["bystander"].parent
     subagents = corpus.files["claude-sub"].parent
@@ -78,6 +89,8 @@ def special_corpus(home: Path) -> tuple[Corpus, list[Path]]:
         _fifo(sessions / "telegram_3_3" / "history.jsonl"),
         _fifo(sessions / "telegram_9_9" / "subagents" / "fifo.jsonl"),
         _fifo(ash.dir / "state.json"),
+        _fifo(history.context),
+        _fifo(legacy.path.with_suffix(".jsonl")),
         _fifo(home / ".ash" / "chats" / "telegram" / "9" / "history.jsonl"),
     ]
     return corpus, special

@@ -156,9 +156,9 @@ class AshSource:
         if len(rel) != 2 or rel[1] not in ("context.jsonl", "history.jsonl", "state.json"):
             return None
         main = sessions / key / "context.jsonl"
-        if not main.exists():
+        if not main.is_file():  # (only a regular file is read: core/sources/regular.py)
             main = sessions / key / "history.jsonl"
-            if not main.exists():
+            if not main.is_file():
                 return None
         return SourceFile(
             path=main, agent=AGENT, project_key=provider, session_id=key, order_key=main.name

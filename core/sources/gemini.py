@@ -331,7 +331,7 @@ class GeminiSource:
             return None
         name = path.name
         if len(rel) == 3 and rel[1] == "chats" and name.startswith("session-"):
-            if name.endswith(".json") and path.with_suffix(".jsonl").exists():
+            if name.endswith(".json") and path.with_suffix(".jsonl").is_file():  # (a FIFO there hides nothing)
                 return None  # migrated to .jsonl by a resume: read that one only
             if name.endswith((".json", ".jsonl")):
                 return SourceFile(
