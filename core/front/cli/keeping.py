@@ -48,14 +48,22 @@ def add_sync(sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("--watch", action="store_true")
 
 
+def _writer_named(holder: str) -> str:
+    """"another relay-search process (pid 12: relay-search serve)", or without the
+    parentheses when the lock file does not say who (not yet written, or garbage)."""
+    return f"another relay-search process ({holder})" if holder.startswith("pid ") else "another relay-search process"
+
+
 def cmd_index(args) -> int:
     from core.api import Archive
-    from core.archive.store import WriterLock
+    from core.archive.store import WriterLock, move_aside
 
     config = config_from_args(args)
+    if args.rebuild and (moved := move_aside(config.cache_path)):
+        print(moved, file=sys.stderr)
     holder = WriterLock(config.cache_path).held_by_other()
     if holder:
-        print(f"relay-search: another relay-search process ({holder}) holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
+        print(f"relay-search: {_writer_named(holder)} holds the writer lock and is updating the cache; waiting for it (at most {args.wait:g} s)", file=sys.stderr)
     # (verify: `index` checks every byte of the cache, so damage a quick open misses is repaired here)
     with Archive.open(config, sync=False, lock_wait=max(0.0, args.wait), verify=True) as archive:
         if archive.cache_note:  # a full disk, a read-only cache: nothing can be indexed
