@@ -346,3 +346,47 @@ def test_a_prose_query_asked_again_finds_the_same_without_loading_the_model(embe
     first, again = (r.stderr.strip().splitlines()[-1] for r in runs)
     assert first == "RUNTIME:onnxruntime,tokenizers" and again == "RUNTIME:"
     assert json.loads(runs[0].stdout) == json.loads(runs[1].stdout)
+
+
+COUNT_MODEL_RUNS = (
+    "import atexit, sys\nimport core.semantic.embedder as embedder\n"
+    "_one = embedder.Embedder.embed_one\nruns = []\n"
+    "def counted(self, text):\n    runs.append(text)\n    return _one(self, text)\n"
+    "embedder.Embedder.embed_one = counted\n"
+    "atexit.register(lambda: print(f'MODEL RUNS: {len(runs)}', file=sys.stderr))\n"
+)
+
+
+def _model_runs(stderr: str) -> int:
+    return int(stderr.rsplit("MODEL RUNS: ", 1)[1].split()[0])
+
+
+def test_a_grown_turn_and_a_repeated_answer_reuse_their_vectors(tmp_path: Path):
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(COUNT_MODEL_RUNS)
+    t = ClaudeTranscript(LATE, cwd="/home/dev/exporter", start=datetime(2026, 11, 20, tzinfo=timezone.utc))
+    t.user(PROMPT)
+    for i, text in enumerate(FILLER):
+        t.assistant(text)
+        t.tool("Bash", {"command": f"tail -n 50 logs/export-{i}.log"}, f"batch {i} ok\n" * 5)
+    t.assistant(CONCLUSION)
+    other = ClaudeTranscript("5b0f9e2a-1c3d-4e5f-8a7b-6c5d4e3f2a1b", cwd="/home/dev/other", start=datetime(2026, 11, 21, tzinfo=timezone.utc))
+    other.user("Same problem in the staging export: can you check?")
+    other.assistant(" ".join(FILLER))
+    other.assistant(CONCLUSION)  # the same answer, word for word
+    root = tmp_path / ".claude" / "projects"
+    t.write_under(root)
+    other.write_under(root)
+    first = cli(tmp_path, "index", PYTHONPATH=str(inject))
+    with _archive(tmp_path) as archive:
+        slots = archive.semantic.store.load().rows
+    assert _model_runs(first.stderr) == slots - 1  # the repeated answer was embedded once for both
+    t.assistant("Follow-up: a regression test now exports 10,000 rows and checks the pool never holds more than a connection per batch.")
+    t.write_under(root)  # the session grows: its last turn gets a new doc id
+    grown = cli(tmp_path, "index", PYTHONPATH=str(inject))
+    assert "embedded 1 passage for" in grown.stderr
+    assert _model_runs(grown.stderr) == 2  # its start (which now holds the new text) and the new message; the rest reused
+    with _archive(tmp_path) as archive:
+        embedded, passages = archive.semantic.counts()
+        assert embedded == passages == 3

@@ -138,6 +138,28 @@ def read_file(path: Path, members: tuple[str, ...] = tuple(COLUMNS)) -> dict[str
     return out
 
 
+def _read_rows(path: Path, rows: np.ndarray) -> np.ndarray:
+    """Some rows (ascending) of a checked file's vectors, read by seeking in its stored member: a
+    growing session reuses a few vectors of a merged file without loading all of it."""
+    size = COLUMNS["vectors"][0].itemsize * DIM
+    out = np.empty((rows.shape[0], DIM), dtype=np.float16)
+    with zipfile.ZipFile(path) as zf:
+        n_rows = _check_headers(zf, tuple(COLUMNS))
+        with zf.open("vectors.npy") as f:
+            version = np.lib.format.read_magic(f)
+            (np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0)(f)
+            start = f.tell()
+            for i, row in enumerate(rows.tolist()):
+                if not 0 <= row < n_rows:
+                    raise ValueError(f"row {row} of {n_rows}")
+                f.seek(start + row * size)  # (forward only: the rows ascend)
+                data = f.read(size)
+                if len(data) != size:
+                    raise EOFError(f"{path.name}: row {row} cut short")
+                out[i] = np.frombuffer(data, dtype=COLUMNS["vectors"][0])
+    return out
+
+
 @dataclass
 class _FileRows:
     """What the writer and the stats need of one file, without its vectors."""
@@ -260,11 +282,11 @@ class VectorStore:
             if not hit.shape[0]:
                 continue
             try:
-                vecs = read_file(self.folder / name, ("vectors",))["vectors"]
+                vecs = _read_rows(self.folder / name, hit)
             except UNREADABLE:  # (FileNotFoundError too: merged away meanwhile; embedded anew)
                 continue
-            for row in hit.tolist():
-                found.setdefault(int(meta.keys[row]), vecs[row])
+            for row, vector in zip(hit.tolist(), vecs):
+                found.setdefault(int(meta.keys[row]), vector)
             wanted = wanted[~np.isin(wanted, list(found), kind="sort")]
         return found
 

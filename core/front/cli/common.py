@@ -66,7 +66,7 @@ def embedding_printer() -> Callable[[int, int], None]:
             return
         if not tty:
             if done == 0:
-                print(f"embedding {total:,} passages for meaning-based recall, the newest first (the words are searchable now)…", file=sys.stderr)
+                print(f"embedding {plural(total, 'passage')} for meaning-based recall, the newest first (the words are searchable now)…", file=sys.stderr)
             return
         elapsed = time.monotonic() - started
         rate = done / elapsed if elapsed > 0 and done else 0.0
