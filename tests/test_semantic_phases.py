@@ -389,4 +389,4 @@ def test_a_grown_turn_and_a_repeated_answer_reuse_their_vectors(tmp_path: Path):
     assert _model_runs(grown.stderr) == 2  # its start (which now holds the new text) and the new message; the rest reused
     with _archive(tmp_path) as archive:
         embedded, passages = archive.semantic.counts()
-        assert embedded == passages == 3
+        assert embedded == passages == 2
