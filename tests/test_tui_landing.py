@@ -120,3 +120,23 @@ async def test_a_prose_query_lands_on_its_passage_and_marks_its_weighty_words(ho
         assert reader.marks.spans("distributed tracing") and reader.marks.spans("each hook run")
         assert len(reader.matches) <= 6, len(reader.matches)
         assert not {"show", "calls", "up"} & {t.strip().lower() for t in highlighted(app)}
+
+
+async def test_a_turn_holding_only_the_parts_highlights_them(tmp_path: Path):
+    t = ClaudeTranscript(stable_uuid("landing", "parts"), cwd="/home/me/work/harbor", slug="parts-only-harbor", start=START)
+    t.user("the guard clause keeps failing")
+    t.assistant("The guard is fine; the fail comes from the retry.")
+    t.write_under(tmp_path / ".claude" / "projects")
+    app = make_app(tmp_path, now=NOW)
+    async with app.run_test(size=(120, 35)) as pilot:
+        reader = await search_and_open(pilot, "guard_fail")
+        assert reader.marks.spans("the guard is fine") == [(4, 9)]
+        assert "guard" in highlighted(app)
+
+
+def test_a_typed_path_matches_whole() -> None:
+    from tui.marks import query_marks
+
+    marks = query_marks("core/index/bm25.py")
+    text = "see core/index/bm25.py, then the index and bm25"
+    assert [text[a:b] for a, b in marks.spans(text)] == ["core/index/bm25.py"]

@@ -58,7 +58,7 @@ def weighty_terms(snapshot: Snapshot | None, query: str) -> tuple[str, ...] | No
     def df(term: str) -> int:
         if snapshot is None:
             return 0
-        tid = term_id(term)
+        tid = int(term_id(term))
         return max(snapshot._postings(tid)[1], snapshot._postings(tid + TOOL_FIELD)[1])
 
     freq = {t: df(t) for t in terms}
