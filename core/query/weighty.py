@@ -59,7 +59,7 @@ def weighty_terms(snapshot: Snapshot | None, query: str) -> tuple[str, ...] | No
         if snapshot is None:
             return 0
         tid = int(term_id(term))
-        return max(snapshot._postings(tid)[1], snapshot._postings(tid + TOOL_FIELD)[1])
+        return max(snapshot._postings(tid)[1], snapshot._postings(tid + int(TOOL_FIELD))[1])
 
     freq = {t: df(t) for t in terms}
     common = common_terms()
