@@ -147,3 +147,30 @@ def test_typing_search_keeps_the_passage_start(archive: Archive) -> None:
     typed = archive.search("traceparent", typing=True)[0]
     full = archive.search("traceparent")[0]
     assert typed.turn_number == full.turn_number and typed.sequence < full.sequence
+
+
+@pytest.mark.semantic
+async def test_a_hit_found_by_meaning_points_at_a_message_holding_its_snippet(tmp_path: Path) -> None:
+    from core.semantic.embedder import MODEL_ENV, SHIPPED_DIR, model_state
+
+    state = model_state({MODEL_ENV: str(SHIPPED_DIR)})
+    if not state.on:
+        pytest.skip(f"the model cannot run here: {state.reason}")
+    write_corpus(tmp_path)
+    baking = ClaudeTranscript(stable_uuid("hit-sequence", "baking"), cwd="/home/t/kitchen", slug="warm-oven", start=T0)
+    baking.user("continue with the notes")  # the turn's first message is not what it was found for
+    baking.tool("Read", {"file_path": "/home/t/kitchen/notes.md"}, "proof 4h at 24C")
+    baking.assistant(
+        "The sourdough loaf came out dense because the dough was underproofed: let it rise longer, "
+        "and bake it hotter with steam for a lighter crumb."
+    )
+    baking.write_under(tmp_path / ".claude" / "projects")
+    with Archive.open(Config.from_env({"HOME": str(tmp_path)})) as arch:
+        assert arch.wait_semantic(timeout=300)
+        async with Client(build_server(arch), raise_exceptions=True) as c:
+            result = await c.call_tool("search_history", {"query": "my homemade bread was too heavy and flat"})
+            hits = [h for h in (result.structured_content or {})["results"] if h.get("by_meaning")]
+            assert hits, result.structured_content
+            context = await c.call_tool("get_message_context", {"session_id": hits[0]["session_id"], "sequence": hits[0]["sequence"], "before": 0, "after": 0})
+            current = (context.structured_content or {})["current"]
+            assert current["role"] == "assistant" and hits[0]["snippet"].strip("…") in shown_text(current)

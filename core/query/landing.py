@@ -126,9 +126,10 @@ def land(
 ) -> tuple[int | None, str]:
     """(the sequence of the message the hit points at, its snippet) for a passage's ``messages``.
 
-    The snippet is kept when a message holds it (or its words); remade from the chosen
-    message when it showed no query word and another message holds some. None: no
-    message fits better than the passage's first (the caller keeps it).
+    The snippet is kept when a message holds it (or its query words); else it is remade
+    from the chosen message: the one holding most query words, or (found by meaning,
+    sharing none) most of the snippet's wording. None: no message fits (the caller keeps
+    the passage's first).
     """
     if not messages:
         return None, snippet
@@ -147,4 +148,8 @@ def land(
     if at is not None:
         return messages[at].sequence, snippets.snippet(texts[at], terms, rarity=rarity)
     at = source_of(texts, snippet, terms, rarity) if snippet else None
-    return (messages[at].sequence if at is not None else None), snippet
+    if at is None:
+        return None, snippet
+    if _probe(snippet) not in _flat(texts[at]):  # (found by meaning, sharing no word: the snippet is this message's)
+        snippet = snippets.snippet(texts[at], terms, rarity=rarity)
+    return messages[at].sequence, snippet
