@@ -31,6 +31,7 @@ from typing import Any
 from . import snippets
 
 MAX_SCANNED = 200  # matches looked at per message
+MAX_CHARS = 200_000  # of a message compared with a snippet's wording (a huge output is not read whole per phrase)
 
 
 def message_text(message: Any) -> str:
@@ -93,7 +94,8 @@ def source_of(
     wording = _shingles(probe)
     best: tuple[tuple[float, int], int] | None = None
     for i, flat in enumerate(flats):
-        overlap = sum(1 for s in wording if s in flat.lower()) if flat else 0
+        lowered = flat[:MAX_CHARS].lower()
+        overlap = sum(1 for s in wording if s in lowered) if flat else 0
         if not overlap:
             continue
         key = (_weight(_terms_held(flat, list(shown)), rarity) if shown else 0.0, overlap)
