@@ -29,7 +29,7 @@ from core.archive.upkeep import Upkeep
 from core.index.bm25 import Snapshot
 from core.index.segment import SegmentError
 from core.outputs import archive_usage, handoff, resume, usage
-from core.query import answers, coverage, read_calls, resolving, searching
+from core.query import answers, coverage, meaning, read_calls, resolving, searching
 from core.query import execute as query_exec
 from core.query import filters as session_filters
 from core.query.execute import check_limit as _check_limit
@@ -177,7 +177,7 @@ class Archive:
 
     def meaning_gap(self, query: str, mode: str = "auto", sort: str = "relevance") -> dict[str, Any] | None:
         """How many passages a prose ``query`` cannot reach by meaning yet, and the note saying so."""
-        return searching.meaning_gap(self, query, mode, sort)
+        return meaning.meaning_gap(self, query, mode, sort)
 
     def stop_syncing(self) -> None:
         """End a sync on another thread between chunks, its commits kept (``Indexer.closing``)."""

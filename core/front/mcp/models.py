@@ -24,7 +24,7 @@ class SearchResult(_Out):
     project: str
     agent: str
     turn_number: int | None = None
-    sequence: int = Field(description="Message position; pass to get_message_context.")
+    sequence: int = Field(description="The message the snippet came from; pass to get_message_context.")
     score: float
     snippet: str = Field(description="Matching text, at most 300 characters.")
     timestamp: str | None = None
