@@ -14,7 +14,7 @@ from pathlib import Path
 
 from core.errors import BadInput
 
-from .common import config_from_args, open_archive, print_json
+from .common import config_from_args, open_archive, print_error, print_json
 
 
 def add_resume(sub, common: argparse.ArgumentParser) -> None:
@@ -71,10 +71,10 @@ def cmd_resume(args) -> int:
         print_json(plan.to_dict())
         return 0
     if plan.command is None:
-        print(f"relay-search: {plan.reason}", file=sys.stderr)
+        print_error(f"relay-search: {plan.reason}")  # (a directory from a transcript: shown, never sent)
         return 1
     if plan.reason:
-        print(f"relay-search: {plan.reason}", file=sys.stderr)
+        print_error(f"relay-search: {plan.reason}")  # (a directory from a transcript: shown, never sent)
     print(plan.command)
     if not args.exec:
         return 0

@@ -6,11 +6,12 @@ Text for people; with ``--json`` exactly the MCP tools' shapes.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from core.arguments import search_query
 from core.outputs.handoff import about
-from core.query.syntax import phrase_note, search_results
+from core.query.syntax import parse, phrase_note, search_results
 from core.timeutil import clean_ts
 from core.views import session_list_dict, turn_to_dict
 from core.words import plural
@@ -135,16 +136,22 @@ def cmd_search(args) -> int:
         note = phrase_note(query, hits)
         if note:
             print(note)
-        from core.index.tokenize import default_tokenizer
-
-        typed = default_tokenizer().query_terms(query)
+        typed = _marked_terms(query)
         for h in hits:
             when = _when(h.timestamp)
             more = f"  (+{h.more_in_session} more in this session)" if h.more_in_session else ""
             meaning = "  (by meaning)" if h.by_meaning else ""
             print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}{more}{meaning}")
-            print_marked("    ", h.snippet, list(h.match_terms) or typed)  # (the terms that matched, as the app marks them)
+            print_marked("    ", h.snippet, list(dict.fromkeys([*h.match_terms, *typed])))  # every query word the snippet shows
         return 0
+
+
+def _marked_terms(query: str) -> list[str]:
+    """What a snippet highlights besides a hit's matched terms: the query's positive index
+    terms and its words as typed (a stem need not start its word: ``flaki`` is not
+    found in "flaky" by itself, the word ``flaky`` is, and its token's terms meet it)."""
+    words = [w.lower() for part in query.split() if not part.startswith("-") for w in re.findall(r"\w+", part)]
+    return list(dict.fromkeys([*parse(query).terms, *words]))
 
 
 def cmd_list(args) -> int:
