@@ -35,7 +35,7 @@ TITLE = "\x1b]0;owned\x07"
 CLEAR = "\x1b[2J"
 CSI_C1 = "\x9b31m"  # C1 CSI: red, on a terminal that takes 8-bit controls
 EVIL_PROMPT = f"the kestrel deploy {CLIPBOARD}{TITLE}{CLEAR}{CSI_C1} log\x7f and a bell\x07 done"
-EVIL_ANSWER = f"The kestrel answer \x1b[31mred\x1b[0m and \x9b2J end."
+EVIL_ANSWER = "The kestrel answer \x1b[31mred\x1b[0m and \x9b2J end."
 
 
 @pytest.fixture(scope="module")

@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = COMMANDS.get(args.command, cmd_app)
     stdout = sys.stdout
     if args.command not in (None, "mcp", "serve"):  # (the app and the servers own their stdout)
-        sys.stdout = VisibleOut(stdout)  # type: ignore[assignment]  # transcript text is shown, never sent to the terminal
+        sys.stdout = VisibleOut(stdout)  # transcript text is shown, never sent to the terminal
     try:
         return _run(handler, args)
     finally:
