@@ -255,3 +255,15 @@ def test_an_error_echoing_a_reference_shows_its_escapes(home):
     proc = run_cli(home, "show", f"{EVIL_SID[:8]}\x1b]0;x\x07")
     assert proc.returncode == 1
     assert b"\x1b" not in proc.stderr and b"\x07" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("where", ["terminal", "pipe"])
+def test_index_stats_shows_a_file_name_s_escapes(tmp_path, where):
+    sid = "33333333-3333-4333-8333-333333333333"
+    name = tmp_path / ".claude" / "projects" / "-home-t-proj" / f"{sid}{TITLE}.jsonl"
+    prompt, answer = exchange(sid, "a zebra prompt", "A zebra answer.", "2026-11-03T09:00:00Z")
+    name.parent.mkdir(parents=True)
+    name.write_text(json.dumps(prompt) + "\n{not json\n" + json.dumps(answer) + "\n")  # (a skipped line: the file is named)
+    rc, out = (on_terminal if where == "terminal" else in_pipe)(tmp_path, "index", "--stats")
+    assert rc == 0
+    assert f"{sid}␛]0;owned␇.jsonl" in assert_inert(out)
