@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Callable
 
@@ -98,9 +99,11 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
 # of a transcript reaches a terminal from --json either. Outside its strings JSON text is
 # ASCII, so the escapes land only inside strings, where they mean the same characters.
 _JSON_C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+_C1 = re.compile("[\x7f-\x9f]")
 
 
 def print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2).translate(_JSON_C1) + "\n")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    sys.stdout.write((text.translate(_JSON_C1) if _C1.search(text) else text) + "\n")
 
 
