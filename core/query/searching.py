@@ -15,7 +15,7 @@ so both stores build hits with this one code.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -107,6 +107,12 @@ class CatalogPassages:
         return snippets.best_snippet(passages(), terms, rarity=rarity)
 
 
+def _meant_sequence(by_meaning: Mapping[int, int | None] | None, doc_id: int, first_seq: int) -> int:
+    """A passage found by meaning alone points at its closest slot's message (issue 34); others at their start."""
+    seq = by_meaning.get(doc_id) if by_meaning else None
+    return first_seq if seq is None else seq
+
+
 class SearchedArchive(Protocol):
     """What :func:`archive_search` needs of an archive (:class:`core.api.Archive` is one).
 
@@ -178,17 +184,32 @@ def archive_search(
 
 def semantic_query(archive: SearchedArchive, query: str) -> tuple[Vectors, np.ndarray] | None:
     """The embedded vectors and the query's vector, or None when semantic recall cannot run (then BM25 alone)."""
-    from core.semantic.embedder import load, model_folder
+    from core.semantic.embedder import model_folder
 
     if model_folder(archive.semantic.env) is None:
         return None  # turned off: the vectors would be read (17 MB at 1.8 GB) for nothing
     vectors = archive.semantic.store.load()
-    if not vectors.count:
+    if not vectors.count or not archive.semantic.state().on:
         return None
-    embedder = load(archive.semantic.env)
-    if embedder is None:
+    vector = archive.semantic.query_vector(query)
+    return None if vector is None else (vectors, vector)
+
+
+def meaning_gap(archive: SearchedArchive, query: str, mode: str = "auto", sort: str = "relevance") -> dict[str, Any] | None:
+    """When a search of ``query`` would use meaning but some passages have no vectors yet: how many,
+    and the one line every front end says (the results are then by words for those); else None."""
+    if not hybrid.uses_meaning(query, hybrid.check_mode(mode), sort) or not archive.semantic.state().on:
         return None
-    return vectors, embedder.embed_query(query)
+    embedded, passages = archive.semantic.counts()
+    missing = passages - embedded
+    if missing <= 0:
+        return None
+    maker = "`relay-search index` (or a running app, `mcp` or `serve`) makes them"
+    if not embedded:
+        note = f"no passage has vectors yet, so this search ran by words only; {maker}"
+    else:
+        note = f"{missing:,} of {passages:,} passages have no vectors yet and were searched by words only; {maker}"
+    return {"missing": missing, "passages": passages, "note": note}
 
 
 def search(
@@ -220,7 +241,7 @@ def search(
     raw, terms, rarity = query_exec.ranked(
         snapshot, parsed, window, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to
     )
-    only_meaning: set[int] = set()
+    only_meaning: dict[int, int | None] = {}
     if meaning is not None:
         sims = hybrid.cosines(snapshot, meaning[0], meaning[1], allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
         raw, only_meaning = hybrid.fuse(raw, sims, window)
@@ -232,7 +253,7 @@ def search(
 
 def grouped(
     lib: Library, passages: CatalogPassages, raw: list[Hit], terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str,
-    *, snippets: bool = True, by_meaning: set[int] | None = None,
+    *, snippets: bool = True, by_meaning: Mapping[int, int | None] | None = None,
 ) -> list[SearchHit]:
     """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
     docs = passages.docs([h.doc_id for h in raw])
@@ -284,7 +305,7 @@ def hits(
     rarity: dict[str, float] | None = None,
     sort: str = "relevance",
     snippets: bool = True,
-    by_meaning: set[int] | None = None,
+    by_meaning: Mapping[int, int | None] | None = None,
 ) -> list[SearchHit]:
     """The ranked passages as hits: one per turn (its best passage), ``skip`` turns skipped, at most ``limit``
     (with their snippets unless ``snippets=False``); a turn none of whose passages matched by words, only
@@ -312,7 +333,7 @@ def hits(
                     project=info.project,
                     agent=info.agent,
                     turn_number=turn,
-                    sequence=entry.seq_base + doc["first_seq"],
+                    sequence=entry.seq_base + _meant_sequence(by_meaning, h.doc_id, doc["first_seq"]),
                     score=h.score,
                     snippet="",  # made below for the hits kept only
                     timestamp=doc["ts"],

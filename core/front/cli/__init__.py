@@ -169,7 +169,14 @@ def _run(handler, args) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # last resort: one line, never a traceback
-        print_error(f"relay-search: unexpected error: {type(exc).__name__}: {exc}")
+        from core.archive.store import cache_error_line
+
+        said: str | None = None
+        try:
+            said = cache_error_line(config_from_args(args).cache_path, exc)  # (unreadable, not a dir: what to do)
+        except Exception:
+            pass
+        print_error(said or f"relay-search: unexpected error: {type(exc).__name__}: {exc}")
         if os.environ.get("RELAY_SEARCH_DEBUG"):
             raise
         return 1

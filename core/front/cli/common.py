@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 
 from core.config import Config
@@ -47,6 +48,33 @@ def progress_printer() -> Callable[[Progress], None] | None:
         bar = "█" * int(done * 30)
         sys.stderr.write(f"\rindexing {bar:<30} {done:4.0%}  {p.done_files}/{p.total_files} files")
         _bar_drawn = p.done_files < p.total_files
+        if not _bar_drawn:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def embedding_printer() -> Callable[[int, int], None]:
+    """Progress of ``index``'s embedding phase: on a terminal a bar with passages n/N, the rate and
+    the time left; otherwise one line when it starts (the caller prints the last)."""
+    started = time.monotonic()
+    tty = sys.stderr.isatty()
+
+    def show(done: int, total: int) -> None:
+        global _bar_drawn
+        if not total:
+            return
+        if not tty:
+            if done == 0:
+                print(f"embedding {total:,} passages for meaning-based recall, the newest first (the words are searchable now)…", file=sys.stderr)
+            return
+        elapsed = time.monotonic() - started
+        rate = done / elapsed if elapsed > 0 and done else 0.0
+        left = f"{(total - done) / rate:,.0f} s left" if rate else "starting"
+        bar = "█" * int(done / total * 30)
+        sys.stderr.write(f"\rembedding {bar:<30} {done / total:4.0%}  {done:,}/{total:,} passages · {rate:,.1f}/s · {left}   ")
+        _bar_drawn = done < total
         if not _bar_drawn:
             sys.stderr.write("\n")
         sys.stderr.flush()

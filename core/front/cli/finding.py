@@ -127,8 +127,11 @@ def cmd_search(args) -> int:
             agent=args.agent, user=args.user, date_from=args.date_from, date_to=args.date_to,
             sort=args.sort, offset=args.offset, group=args.group, mode=args.mode,
         )
+        gap = archive.meaning_gap(query, args.mode, args.sort)
+        if gap and not args.json:
+            print(f"relay-search: {gap['note']}", file=sys.stderr)  # (one line; the hits are on stdout)
         if args.json:
-            print_json(search_results(query, hits))
+            print_json(search_results(query, hits, gap))
             return 0
         if not hits:
             print(f"No matches for {query!r}.", file=sys.stderr)

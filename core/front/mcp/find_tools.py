@@ -69,7 +69,7 @@ def register(server: MCPServer, archive: Archive) -> None:
                 agent=agent, user=user, date_from=date_from, date_to=date_to,
                 sort=sort, offset=offset, group=group, mode=mode,
             )  # fmt: skip
-            return SearchResults.model_validate(search_results(query, hits))
+            return SearchResults.model_validate(search_results(query, hits, archive.meaning_gap(search_query(query), mode or "auto", sort)))
 
     @tool
     def list_sessions(

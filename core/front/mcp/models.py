@@ -33,10 +33,19 @@ class SearchResult(_Out):
     by_meaning: bool = Field(False, description="Found by meaning alone: none of the query's words ranked it.")
 
 
+class MeaningMissing(_Out):
+    missing: int = Field(description="Passages not yet embedded: a prose query finds those by words only.")
+    passages: int
+    note: str
+
+
 class SearchResults(_Out):
     results: list[SearchResult]
     note: str | None = Field(
         None, description="Set when no turn holds a quoted phrase exactly: the results hold its words apart."
+    )
+    meaning_missing: MeaningMissing | None = Field(
+        None, description="Set when a prose query ran while some passages had no vectors yet (being made in the background)."
     )
 
 
