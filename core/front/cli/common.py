@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from core.config import Config
 from core.errors import OutOfSpace
 from core.views import Progress
-from core.words import plural
+from core.words import plural, visible
 
 INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
@@ -91,9 +92,9 @@ def end_progress_line() -> None:
 
 
 def print_error(line: str) -> None:
-    """One line on stderr, below a progress bar it cut short."""
+    """One line on stderr, below a progress bar it cut short (control characters shown, never sent)."""
     end_progress_line()
-    print(line, file=sys.stderr)
+    print(visible(line), file=sys.stderr)
 
 
 def open_archive(args: argparse.Namespace, *, sync: bool = True):
@@ -122,7 +123,15 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
     return archive
 
 
+# JSON escapes C0 itself; DEL and C1 (0x9b: a terminal's CSI) too, so no control byte
+# of a transcript reaches a terminal from --json either. Outside its strings JSON text is
+# ASCII, so the escapes land only inside strings, where they mean the same characters.
+_JSON_C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    sys.stdout.write((text.translate(_JSON_C1) if _C1.search(text) else text) + "\n")
 
 

@@ -28,24 +28,26 @@ from .common import (
 
 def add_index(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("index", parents=[common], help="update the index; --stats to describe it")
-    p.add_argument("--stats", action="store_true")
-    p.add_argument("--rebuild", action="store_true")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--stats", action="store_true",
+                   help="after updating, describe what is indexed and what was skipped and why (default: one summary line)")
+    p.add_argument("--rebuild", action="store_true", help="throw the cache away and index everything again (default: only what changed)")
+    p.add_argument("--json", action="store_true", help="print the --stats description as JSON (default: text)")
     p.add_argument("--wait", type=float, default=INDEX_LOCK_WAIT, metavar="SECONDS",
                    help=f"while another process writes the cache, wait this long for it (default {INDEX_LOCK_WAIT:g}; then exit {EXIT_BUSY})")
 
 
 def add_tag(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("tag", parents=[common], help="set a session's tags (none: clear)")
-    p.add_argument("ref")
-    p.add_argument("tags", nargs="*")
+    p.add_argument("ref", help="the session: slug, slug#4, session id (or prefix ≥ 8)")
+    p.add_argument("tags", nargs="*", help="its tags, replacing the ones it has (none: clear them)")
 
 
 def add_sync(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("sync", parents=[common], help="push parsed sessions to a team PostgreSQL store")
-    p.add_argument("--to", dest="target", required=False, metavar="URL")
-    p.add_argument("--user", default=None)
-    p.add_argument("--watch", action="store_true")
+    p.add_argument("--to", dest="target", required=False, metavar="URL",
+                   help="the team store, postgresql://… (default: --store, else RELAY_SEARCH_STORE)")
+    p.add_argument("--user", default=None, help="push the sessions as this person (default: your login name, $USER)")
+    p.add_argument("--watch", action="store_true", help="keep running and push new turns as they are written (default: push once and exit)")
 
 
 def _writer_named(holder: str) -> str:
