@@ -390,3 +390,16 @@ def test_a_grown_turn_and_a_repeated_answer_reuse_their_vectors(tmp_path: Path):
     with _archive(tmp_path) as archive:
         embedded, passages = archive.semantic.counts()
         assert embedded == passages == 2
+
+
+def test_a_passage_without_text_counts_as_embedded(tmp_path: Path):
+    t = ClaudeTranscript("7a1e3c5d-2b4f-4c6e-8d0a-1f3e5c7a9b2d", cwd="/home/dev/tools", start=datetime(2026, 11, 22, tzinfo=timezone.utc))
+    t.tool("Bash", {"command": "git status"}, "nothing to commit")  # before any prompt: a turn of tool calls only
+    t.user("what changed in the exporter since yesterday?")
+    t.assistant("Only the batch size of the connection reuse; nothing else moved.")
+    t.write_under(tmp_path / ".claude" / "projects")
+    cli(tmp_path, "index")
+    with _archive(tmp_path) as archive:
+        embedded, passages = archive.semantic.counts()
+        assert embedded == passages == 2  # not waiting for vectors for ever (index said so at each run)
+    assert cli(tmp_path, "index").stderr == "" and "meaning_missing" not in search_json(tmp_path, "what moved in the exporter lately")
