@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -31,6 +30,8 @@ from core.fixtures.demo import write_demo_corpus
 from core.front.http_api import build_http_app
 from core.front.mcp import build_server
 from core.semantic.embedder import MODEL_ENV, MODEL_FILE, SHIPPED_DIR, TOKENIZER_FILE, model_state
+
+from .hostile_support import drain_terminal
 
 REPO = Path(__file__).resolve().parent.parent
 STATE = model_state({MODEL_ENV: str(SHIPPED_DIR)})
@@ -155,30 +156,13 @@ def test_an_apostrophe_is_not_a_quote_so_the_query_is_prose(embedded: Path):
 # --- issue 35: words first, then meaning, visibly ----------------------------------------
 
 
-def _read_pty(fd: int, proc: subprocess.Popen, seconds: float = 240) -> str:
-    out, deadline = b"", time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif proc.poll() is not None:
-            break
-    return out.decode("utf-8", "replace")
-
-
 def test_index_on_a_terminal_shows_the_words_then_an_embedding_bar(tmp_path: Path):
     write_demo_corpus(tmp_path)
     primary, secondary = os.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "core", "index"], env=env_for(tmp_path), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=secondary)  # fmt: skip
     os.close(secondary)
-    screen = _read_pty(primary, proc)
+    screen = drain_terminal(primary, proc, 240).decode("utf-8", "replace")
     stdout = proc.communicate(timeout=60)[0].decode()
     os.close(primary)
     assert proc.returncode == 0 and "Traceback" not in screen
