@@ -45,6 +45,7 @@ from .messages import (
     TagsLoaded,
     TagsSaved,
 )
+from .notices import HoldsNotices
 from .screens.dialogs import TagScreen
 from .screens.empty import EmptyScreen
 from .screens.main import MainScreen
@@ -62,7 +63,7 @@ TAGS_CHECK = 0.5  # seconds between looks at the tag store (another process may 
 EMBED_AFTER = 2.0  # seconds
 
 
-class RelayApp(App[None]):
+class RelayApp(HoldsNotices, App[None]):
     """Three panes on one :class:`core.api.Archive`; see :func:`make_app`."""
 
     CSS_PATH = "app.tcss"

@@ -1,0 +1,135 @@
+"""Keys and focus that never surprise (issue 36), through the real app (Pilot).
+
+``/`` on an empty search box is the focus key and types nothing (a slash inside a
+query is typed); Esc from the reader goes back to the search box with the query kept
+and selected; ``q`` asks first while a query is open; a notice never sits over a
+dialog; the copy notice wraps at 80 columns; the sessions pane shows its top after a
+cold start.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from textual.widgets import Input
+from textual.widgets._toast import Toast
+
+from core.fixtures.demo import DEFAULT_NOW
+from tui.app import make_app
+from tui.screens.help import HelpScreen
+from tui.testing import ClipboardSpy, settle, wait_for
+from tui.widgets.reader import Reader
+
+from .test_tui import notes, open_first_hit
+
+SIZE = (120, 35)
+SMALL = (80, 24)
+
+
+def box(app) -> Input:
+    return app.main.query_one("#query", Input)
+
+
+async def test_slash_on_an_empty_box_types_nothing_and_inside_a_query_is_typed(demo_home):
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert box(app).has_focus  # focus starts in the search box
+        await pilot.press("slash", *"bm25")
+        assert box(app).value == "bm25"
+        await wait_for(pilot, lambda: app.main.search_pane.shown_query == "bm25", what="hits for bm25")
+        await pilot.press("ctrl+u")  # (Input: delete to the start)
+        await pilot.press(*"core", "slash", *"index", "slash", *"bm25.py")
+        assert box(app).value == "core/index/bm25.py"
+
+
+async def test_esc_from_the_reader_returns_to_the_box_with_the_query_selected(demo_home):
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_first_hit(pilot, "bm25")
+        assert isinstance(app.focused, Reader)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert box(app).has_focus and box(app).value == "bm25"
+        assert box(app).selection == (0, 4)  # typing replaces it
+        # what quit the app before: z (zoom) then q, typed after esc
+        await pilot.press("z", "q")
+        assert app.is_running and box(app).value == "zq"
+
+
+async def test_esc_from_a_zoomed_reader_brings_the_column_back(demo_home):
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_first_hit(pilot, "bm25")
+        await pilot.press("z")
+        assert not app.main.query_one("#left").display
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.main.query_one("#left").display and box(app).has_focus and box(app).value == "bm25"
+
+
+async def test_q_asks_first_while_a_query_is_open(demo_home):
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_first_hit(pilot, "bm25")
+        await pilot.press("q")
+        await pilot.pause()
+        assert app.is_running
+        assert any("press q again to quit" in n for n in notes(app))
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+
+
+class SlowClipboard(ClipboardSpy):
+    """A clipboard that answers when the test says so (a copy landing after ``?``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def __call__(self, text: str) -> None:
+        self.go.wait(10)
+        super().__call__(text)
+
+
+async def test_a_notice_that_lands_while_the_help_is_open_waits_under_it(demo_home, monkeypatch):
+    import pyperclip
+
+    home, _ = demo_home
+    spy = SlowClipboard()
+    monkeypatch.setattr(pyperclip, "copy", spy)
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "c", "question_mark")  # the copy is still on its way
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        spy.go.set()
+        await wait_for(pilot, lambda: spy.copied, what="the copy")
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        assert not list(app.screen.query(Toast))  # nothing over the help
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: list(app.screen.query(Toast)), what="the held notice")
+        assert "copied to the clipboard" in str(app.screen.query_one(Toast).render())
+
+
+async def test_the_copy_notice_wraps_whole_at_80_columns(demo_home, clipboard):
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SMALL, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "C")  # the chain's text: the longest notice
+        await wait_for(pilot, lambda: list(app.screen.query(Toast)), what="the notice")
+        toast = app.screen.query_one(Toast)
+        note = notes(app)[-1]
+        rows = [line.strip() for line in str(toast.render()).splitlines() if line.strip()]
+        assert toast.region.height <= 3
+        assert " ".join(rows) == " ".join(note.split())  # every word shows: nothing cut mid-line
