@@ -17,7 +17,7 @@ from textual.widgets._toast import Toast
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.help import HelpScreen
-from tui.testing import ClipboardSpy, settle, wait_for
+from tui.testing import ClipboardSpy, screen_text, settle, wait_for
 from tui.widgets.reader import Reader
 
 from .test_tui import notes, open_first_hit
@@ -121,15 +121,24 @@ async def test_a_notice_that_lands_while_the_help_is_open_waits_under_it(demo_ho
         assert "copied to the clipboard" in str(app.screen.query_one(Toast).render())
 
 
-async def test_the_copy_notice_wraps_whole_at_80_columns(demo_home, clipboard):
+async def test_the_copy_notice_wraps_whole_within_3_lines_at_80_columns(demo_home, monkeypatch):
+    """The longest copy notice there is: a marked range, OSC 52, the data dir not writable."""
+    import pyperclip
+
     home, _ = demo_home
+    monkeypatch.setattr(pyperclip, "copy", ClipboardSpy(fail=True))
+    (home / ".local").mkdir(exist_ok=True)
+    (home / ".local" / "share").write_text("not a directory")  # last-copy.md cannot be saved
     app = make_app(home, now=DEFAULT_NOW)
     async with app.run_test(size=SMALL, notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("tab", "C")  # the chain's text: the longest notice
+        await pilot.press("tab", "down", "down", "down", "down", "shift+down", "C")
         await wait_for(pilot, lambda: list(app.screen.query(Toast)), what="the notice")
+        await pilot.pause()
         toast = app.screen.query_one(Toast)
         note = notes(app)[-1]
-        rows = [line.strip() for line in str(toast.render()).splitlines() if line.strip()]
-        assert toast.region.height <= 3
-        assert " ".join(rows) == " ".join(note.split())  # every word shows: nothing cut mid-line
+        assert note.startswith("Text of sessions") and "OSC 52" in note and "not saved" in note
+        assert toast.region.height <= 3  # the toast as drawn: every line of it on screen
+        shown = [row[toast.region.x : toast.region.right] for row in screen_text(app)[toast.region.y : toast.region.bottom]]
+        words = " ".join(" ".join(row.strip(" ▌▎▐") for row in shown).split())
+        assert words == " ".join(note.split())  # every word shows: nothing cut mid-line

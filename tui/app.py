@@ -29,7 +29,7 @@ from core.words import plural
 
 from . import tasks
 from .changes import PendingChanges
-from .clipboard import last_copy_text
+from .clipboard import last_copy_text, toast_text_width
 from .clipboard import notice as clipboard_notice
 from .filters import Filters, chosen
 from .heap import IdleCollector
@@ -345,7 +345,7 @@ class RelayApp(HoldsNotices, App[None]):
     def _copied(self, message: Copied) -> None:
         path = Path(message.path) if message.path else None
         self.last_copy = last_copy_text(message.what, message.text, message.how, path)
-        self.notify(clipboard_notice(message.what, message.how, path), markup=False)
+        self.notify(clipboard_notice(message.what, message.how, path, toast_text_width(self.size.width)), markup=False)
 
     def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
         """A dialog (help, a picker, usage, the palette) clears the notices: none sits over it."""

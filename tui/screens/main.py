@@ -22,7 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Input, ProgressBar, Static
 
 from .. import tasks
-from ..clipboard import last_copy_text
+from ..clipboard import last_copy_text, toast_text_width
 from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ResumeReady
@@ -419,7 +419,8 @@ class MainScreen(Screen):
         path = Path(message.path) if message.path else None
         self.app.last_copy = last_copy_text("The resume command", message.command, message.how, path)
         note = f" ({message.note})" if message.note else ""
-        self.notify(f"{message.command}{note}\n{clipboard_notice('The command', message.how, path)}", markup=False)
+        width = toast_text_width(self.app.size.width)
+        self.notify(f"{message.command}{note}\n{clipboard_notice('The command', message.how, path, width)}", markup=False)
 
     def action_export(self) -> None:
         ref = self.selected_ref()
