@@ -10,11 +10,15 @@ cold start.
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
+from pathlib import Path
 
 from textual.widgets import Input
 from textual.widgets._toast import Toast
 
+from core.fixtures.claude import ClaudeTranscript
 from core.fixtures.demo import DEFAULT_NOW
+from core.outputs.handoff import DEFAULT_BUDGET
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 from tui.testing import ClipboardSpy, screen_text, settle, wait_for
@@ -142,3 +146,35 @@ async def test_the_copy_notice_wraps_whole_within_3_lines_at_80_columns(demo_hom
         shown = [row[toast.region.x : toast.region.right] for row in screen_text(app)[toast.region.y : toast.region.bottom]]
         words = " ".join(" ".join(row.strip(" ▌▎▐") for row in shown).split())
         assert words == " ".join(note.split())  # every word shows: nothing cut mid-line
+
+
+def _session_with_a_huge_turn(home: Path) -> None:
+    """Six short turns, one of ~60,000 characters, then two short ones (newest)."""
+    t = ClaudeTranscript("c0ffee00-0000-4000-8000-00000000c001", cwd="/home/t/work/bulky", slug="bulky-copy-test",
+                         start=datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    for n in range(6):
+        t.user(f"Early question {n} about the ledger export.")
+        t.assistant(f"Early answer {n}: the ledger export is fine.")
+    t.user("Paste the whole build log here.")
+    t.assistant("\n".join(f"log line {i:05d}: compiling module number {i} of the ledger" for i in range(1200)))
+    t.user("Which module failed?")
+    t.assistant("Module 1142 failed: a missing import.")
+    t.user("Fix it.")
+    t.assistant("Fixed the import in module 1142; the build passes.")
+    t.write_under(home / ".claude" / "projects")
+
+
+async def test_shift_c_fills_its_budget_a_huge_turn_cut_and_marked(tmp_path, clipboard):
+    _session_with_a_huge_turn(tmp_path)
+    app = make_app(tmp_path, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("tab", "C")
+        await wait_for(pilot, lambda: clipboard.copied, what="the copy")
+        text = clipboard.copied[0]
+        assert 38_000 <= len(text) <= DEFAULT_BUDGET  # the budget is filled, not a few thousand characters
+        assert text.rstrip().endswith("Fixed the import in module 1142; the build passes.")  # the latest turns, whole
+        assert "Which module failed?" in text and "Paste the whole build log here." in text
+        assert "_[… turn cut here:" in text  # the huge turn: its start, marked as cut
+        assert "6 earlier turns left out to stay within 40,000 characters" in text
+        assert "Early answer" not in text
