@@ -178,3 +178,26 @@ async def test_shift_c_fills_its_budget_a_huge_turn_cut_and_marked(tmp_path, cli
         assert "_[… turn cut here:" in text  # the huge turn: its start, marked as cut
         assert "6 earlier turns left out to stay within 40,000 characters" in text
         assert "Early answer" not in text
+
+
+async def test_newer_sessions_arriving_leave_the_untouched_list_at_its_top(demo_home):
+    """What a cold start does as its chunks land (and a live change after it): newer
+    sessions are listed above the rows shown. A list nobody has moved in shows its top."""
+    from tui.widgets.sessions_pane import SessionList
+
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        listing = app.main.query_one(SessionList)
+        first = listing.rows[0].key
+        for n in range(3):  # three sessions newer than any in the demo
+            t = ClaudeTranscript(f"feed0000-0000-4000-8000-00000000f00{n}", cwd=f"/home/t/work/fresh{n}",
+                                 start=datetime(2026, 11, 20, 11, 59, 10 + 10 * n, tzinfo=UTC))
+            t.user(f"Fresh question {n}")
+            t.assistant(f"Fresh answer {n}")
+            t.write_under(home / ".claude" / "projects")
+        await wait_for(pilot, lambda: len(app.main.sessions_pane.sessions) == 14, timeout=20, what="the new sessions")
+        await settle(pilot)
+        assert listing.rows[0].key != first  # the newest are on top…
+        assert listing.scroll_y == 0 and listing.highlighted == 0  # …and shown, selected
