@@ -154,8 +154,8 @@ def around_match(text: str, terms: Iterable[str], width: int) -> str:
     start = 0
     if words:
         lead = width // 4
-        best: tuple[int, int] | None = None  # (distinct words shown, -start)
-        for at, _end, _term in words[:MAX_ANCHORS]:
+        best: tuple[int, int] | None = None  # (distinct words shown, -start): the text's start on ties
+        for at in [0] + [at for at, _end, _term in words[:MAX_ANCHORS]]:
             begin = 0 if cell_len(flat[:at]) <= width // 3 else _back_to_space(flat, _cells_back(flat, at, lead), lead)
             stop = _cells_forward(flat, begin, width - 2)
             shown = len({t for w_at, w_end, t in words if begin <= w_at and w_end <= stop})
