@@ -5,13 +5,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ..widgets.search_pane import HitList
 from ..widgets.sessions_pane import session_ref
 
-if TYPE_CHECKING:
-    from .main import MainScreen
+MainScreen = Any  # (the main screen, which imports this module: naming it here would be a circle)
 
 
 def selected_ref(screen: MainScreen) -> str | None:
