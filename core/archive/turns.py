@@ -170,6 +170,7 @@ class DocBuilder:
             "ts": entry.timestamp,
             "user": prompt,
             "assistant": [],
+            "answer_seqs": [],  # the sequence of each answer text, for the body's marks
             "assistant_len": 0,
             "names": [],
             "tools": [],
@@ -190,6 +191,7 @@ class DocBuilder:
                 acc["user"].append(entry.text)
             elif entry.role == "assistant":
                 acc["assistant"].append(entry.text)
+                acc.setdefault("answer_seqs", []).append(seq)
                 acc["assistant_len"] += len(entry.text)
             # system notes (branch markers, …) are shown when reading, not ranked
         elif kind == "tool_use":
@@ -206,7 +208,8 @@ class DocBuilder:
     def _doc(acc: dict[str, Any]) -> TurnDoc:
         user = "\n".join(acc["user"])
         assistant = "\n".join(acc["assistant"])
-        body = f"{user}\n{assistant}".strip()
+        raw = f"{user}\n{assistant}"
+        body = raw.strip()
         names = " ".join(dict.fromkeys(acc["names"]))
         return TurnDoc(
             turn=acc["turn"],
@@ -218,7 +221,21 @@ class DocBuilder:
             tools="\n".join(acc["tools"]),
             body=body[:MAIN_FIELD_CAP],
             is_sidechain=bool(acc["side"]),
+            marks=_answer_marks(acc, len(user) + 1 - (len(raw) - len(raw.lstrip()))),
         )
+
+
+def _answer_marks(acc: dict[str, Any], base: int) -> tuple[int, ...]:
+    """(sequence, start in the body) of each answer text, flat; ``base``: where the answer starts."""
+    seqs = acc.get("answer_seqs") or []
+    if len(seqs) != len(acc["assistant"]):  # a state written before marks were kept
+        return ()
+    marks: list[int] = []
+    start = base
+    for seq, text in zip(seqs, acc["assistant"]):
+        marks += (seq, max(0, start))
+        start += len(text) + 1
+    return tuple(marks)
 
 
 def build_turns(messages: Iterable[Message]) -> list[Turn]:
