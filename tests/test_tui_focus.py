@@ -119,7 +119,8 @@ async def test_a_notice_that_lands_while_the_help_is_open_waits_under_it(demo_ho
         await wait_for(pilot, lambda: spy.copied, what="the copy")
         await app.workers.wait_for_complete()
         await pilot.pause(0.1)
-        assert not list(app.screen.query(Toast))  # nothing over the help
+        assert not list(app.screen.query(Toast))  # nothing over the help…
+        assert "copied to the clipboard" in str(app.screen.query_one("#help-last-copy").render())  # …which says it
         await pilot.press("escape")
         await wait_for(pilot, lambda: list(app.screen.query(Toast)), what="the held notice")
         assert "copied to the clipboard" in str(app.screen.query_one(Toast).render())

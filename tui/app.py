@@ -22,6 +22,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from core.memory import fewer_malloc_arenas
@@ -48,6 +49,7 @@ from .messages import (
 from .notices import HoldsNotices
 from .screens.dialogs import TagScreen
 from .screens.empty import EmptyScreen
+from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .widgets.turn_view import warm_up_rendering
 
@@ -349,6 +351,8 @@ class RelayApp(HoldsNotices, App[None]):
     def _copied(self, message: Copied) -> None:
         path = Path(message.path) if message.path else None
         self.last_copy = last_copy_text(message.what, message.text, message.how, path)
+        if isinstance(self.screen, HelpScreen):  # open already: its "last copy" says it at once
+            self.screen.query_one("#help-last-copy", Static).update(self.screen.last_copy())
         self.notify(clipboard_notice(message.what, message.how, path, toast_text_width(self.size.width)), markup=False)
 
     def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
