@@ -36,6 +36,9 @@ TOOL_OUTPUT_SALIENT = 1500  # … and the error, failure and version lines in be
 PART_TOOLS_CHARS = 16_000  # (8,000 before tool outputs kept their salient lines: as many passages now)
 PART_ANSWER_CHARS = 6_000
 MAIN_FIELD_CAP = 60_000
+SEEN_INPUT_CHARS = 300  # of each tool call's one-line summary, kept for phrase checks …
+SEEN_CHARS = 8_000  # … and of a passage's tool calls and compaction summaries together
+COMPACTION_SUMMARY = "Compaction summary: "  # (core.sources.claude_notices)
 
 
 def compact_tool(name: str, tool_input: dict[str, Any] | None) -> dict[str, Any]:
@@ -172,6 +175,9 @@ class DocBuilder:
             "assistant": [],
             "assistant_len": 0,
             "names": [],
+            "notes": [],
+            "seen": [],
+            "seen_len": 0,
             "tools": [],
             "tools_len": 0,
             "side": entry.is_sidechain and not main_file,  # a main file's turns are the session's own
@@ -191,13 +197,29 @@ class DocBuilder:
             elif entry.role == "assistant":
                 acc["assistant"].append(entry.text)
                 acc["assistant_len"] += len(entry.text)
-            # system notes (branch markers, …) are shown when reading, not ranked
+            elif entry.text:
+                # a system note: what the agent showed besides the conversation (hook output,
+                # errors, command output, IDE context, markers): ranked like tool output, shown
+                # in snippets and phrases like the answer
+                acc["notes"].append(entry.text)
+                acc["tools"].append(entry.text)
+                acc["tools_len"] += len(entry.text) + 1
+        elif kind == "summary" and entry.text:
+            if entry.text.startswith(COMPACTION_SUMMARY):  # restates the whole session: ranked low, like tool text
+                acc["tools"].append(entry.text)
+                acc["tools_len"] += len(entry.text) + 1
+                _see(acc, entry.text)
+            else:  # an away summary: a few sentences about the work, ranked like an answer
+                acc["notes"].append(entry.text)
+                acc["summaries"] = [*acc.get("summaries", ()), entry.text]
         elif kind == "tool_use":
             name = entry.tool_name or "tool"
             acc["names"].append(name)
             if text := _tool_input_text(entry.tool_input):
                 acc["tools"].append(text)
                 acc["tools_len"] += len(text) + 1
+            if entry.text:
+                _see(acc, entry.text[:SEEN_INPUT_CHARS])
         elif kind == "tool_result" and (text := bounded(entry.text, TOOL_OUTPUT_HEAD, TOOL_OUTPUT_TAIL, TOOL_OUTPUT_SALIENT)):
             acc["tools"].append(text)
             acc["tools_len"] += len(text) + 1
@@ -206,7 +228,10 @@ class DocBuilder:
     def _doc(acc: dict[str, Any]) -> TurnDoc:
         user = "\n".join(acc["user"])
         assistant = "\n".join(acc["assistant"])
-        body = f"{user}\n{assistant}".strip()
+        notes = "\n".join(acc.get("notes", ()))  # (an open turn carried from an older state has none)
+        body = f"{user}\n{assistant}\n{notes}".strip() if notes else f"{user}\n{assistant}".strip()
+        summaries = "\n".join(acc.get("summaries", ()))
+        body_ranked = f"{user}\n{assistant}\n{summaries}".strip() if summaries else f"{user}\n{assistant}".strip()
         names = " ".join(dict.fromkeys(acc["names"]))
         return TurnDoc(
             turn=acc["turn"],
@@ -214,11 +239,19 @@ class DocBuilder:
             first_seq=acc["first"],
             last_seq=acc["last"],
             timestamp=acc["ts"],
-            main=f"{body}\n{names}"[:MAIN_FIELD_CAP],
+            main=f"{body_ranked}\n{names}"[:MAIN_FIELD_CAP],
             tools="\n".join(acc["tools"]),
             body=body[:MAIN_FIELD_CAP],
             is_sidechain=bool(acc["side"]),
+            seen="\n".join(acc.get("seen", ()))[:SEEN_CHARS],
         )
+
+
+def _see(acc: dict[str, Any], text: str) -> None:
+    """Keep ``text`` for phrase checks while the passage's share lasts."""
+    if acc.get("seen_len", 0) < SEEN_CHARS:
+        acc.setdefault("seen", []).append(text)
+        acc["seen_len"] = acc.get("seen_len", 0) + len(text) + 1
 
 
 def build_turns(messages: Iterable[Message]) -> list[Turn]:

@@ -20,5 +20,6 @@ class TurnDoc:
     timestamp: str | None
     main: str
     tools: str
-    body: str  # prompt + answer text, for snippets
+    body: str  # prompt + answer text (then what the agent showed besides), for snippets and phrases
     is_sidechain: bool
+    seen: str = ""  # tool inputs (commands, paths, patterns) and compaction summaries: checked for phrases
