@@ -96,23 +96,33 @@ def number_entries(
 
 
 class TurnCounter:
-    """The turn of each entry in order, resumable from ``turn``.
+    """The turn of each entry in order, resumable from ``turn`` (and ``notices``).
 
     Entries before the first prompt open a turn of their own (turn 0 of a session);
-    every prompt starts the next turn.
+    every prompt starts the next turn. Notices (``Entry.notice``: a hook's output, a
+    ``/model`` answer) open none: when all that precedes the first prompt are notices,
+    they belong to its turn, so a SessionStart hook does not renumber a session.
     """
 
-    __slots__ = ("turn", "_first", "_main_file")
+    __slots__ = ("turn", "notices", "_first", "_main_file")
 
-    def __init__(self, start_turn: int = -1, *, turn: int | None = None, main_file: bool = False) -> None:
+    def __init__(
+        self, start_turn: int = -1, *, turn: int | None = None, main_file: bool = False, notices: bool = False
+    ) -> None:
         self._first = start_turn + 1
         self.turn = start_turn if turn is None else turn
+        self.notices = notices  # the open turn holds notices only, and no prompt
         self._main_file = main_file
 
     def next(self, entry: Entry) -> int:
         starts = entry.starts_turn and not (self._main_file and entry.is_sidechain)
-        if starts or self.turn < self._first:
+        if starts and self.notices:
+            self.notices = False  # the prompt joins the notices before it
+        elif starts or self.turn < self._first:
             self.turn += 1
+            self.notices = entry.notice and not starts
+        elif self.notices and not entry.notice:
+            self.notices = False  # a turn 0 of its own (an answer before any prompt)
         return self.turn
 
 
@@ -124,17 +134,18 @@ class DocBuilder:
         self.next_seq: int = state.get("next_seq", 0)
         self.turn: int = state.get("turn", -1)
         self.open: dict[str, Any] | None = state.get("open")
+        self.notices: bool = state.get("notices", False)
         self.main_file = main_file
 
     def state(self) -> dict[str, Any]:
-        return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open}
+        return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open, "notices": self.notices}
 
     def feed(self, entries: Iterable[Entry]) -> list[TurnDoc]:
         """Add entries; return docs of every turn they touched (the open one last)."""
         closed: list[dict[str, Any]] = []
         if self.open is not None:
             self.open["touched"] = False
-        numbering = TurnCounter(turn=self.turn, main_file=self.main_file)
+        numbering = TurnCounter(turn=self.turn, main_file=self.main_file, notices=self.notices)
         add = self._add
         seq = self.next_seq - 1  # (no entries: next_seq stays)
         for seq, entry in enumerate(entries, self.next_seq):
@@ -152,6 +163,7 @@ class DocBuilder:
                 acc = self.open = self._new_part(turn, (last or {"part": -1})["part"] + 1, seq, entry, prompt, self.main_file)
             add(acc, seq, entry)
         self.next_seq = seq + 1
+        self.notices = numbering.notices
         docs = [self._doc(acc) for acc in closed if not acc.get("skip")]
         if self.open is not None and self.open.get("touched"):
             docs.append(self._doc(self.open))

@@ -16,7 +16,6 @@ import msgspec
 from core.model import COMPACTION_TEXT, Entry, FileMeta, Usage
 
 from .base import SUBAGENT, ReadResult, SourceFile
-from .claude_records import Body, Record, content_digest, decode_record, is_ignorable, raw_to_obj, usage_fields
 from .claude_notices import (
     command_name,
     command_output,
@@ -29,6 +28,7 @@ from .claude_notices import (
     system_notice,
     task_notification,
 )
+from .claude_records import Body, Record, content_digest, decode_record, is_ignorable, raw_to_obj, usage_fields
 from .claude_text import _SHELL_TAGS, bound, is_shell_output, prompt_text, result_text, tool_use_text
 from .fields import timestamp
 from .jsonl import UNREADABLE, WRONG_SHAPE, Skips
@@ -193,7 +193,7 @@ class _FileReader:
 
     def _notice(self, record: Record, entry_index: int, text: str, kind: str = "text") -> None:
         """A system message of what Claude Code showed (:mod:`.claude_notices`), bounded while indexing."""
-        self._add(record, entry_index, "system", kind, text if self.full_text else bound(text))
+        self._add(record, entry_index, "system", kind, text if self.full_text else bound(text), notice=True)
 
     def _compaction_summary(self, record: Record, entry_index: int) -> None:
         content = record.message.content if record.message is not None else None
@@ -304,8 +304,9 @@ class _FileReader:
             # A subagent's prompt may live only in the parent's Task call (2.0.x files
             # that open with the reply): its work still forms a turn, so it is indexed
             # and read like any other.
-            if not self.entries[0].starts_turn:
-                self.entries[0] = msgspec.structs.replace(self.entries[0], starts_turn=True)
+            at = next((i for i, e in enumerate(self.entries) if not e.notice), None)  # (a hook's notice is no prompt)
+            if at is not None and not self.entries[at].starts_turn:
+                self.entries[at] = msgspec.structs.replace(self.entries[at], starts_turn=True)
             self.meta["opened"] = True
         meta = self.meta
         session_id = self.file.session_id
