@@ -143,6 +143,7 @@ class Turn:
     last_sequence: int
     is_sidechain: bool = False
     ref: str | None = None  # set when read_turn answers with it: the reference of this turn
+    notes: tuple[str, ...] = ()  # what the agent showed besides (system messages: hook output, summaries, …)
 
 
 @dataclass(frozen=True, slots=True)

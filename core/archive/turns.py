@@ -280,6 +280,7 @@ def build_turns(messages: Iterable[Message]) -> list[Turn]:
         tools = tuple(
             compact_tool(m.tool_name or "tool", m.tool_input) for m in group if m.type == "tool_use"
         )
+        notes = tuple(m.text for m in group if m.role == "system" and m.type in ("text", "summary") and m.text)
         turns.append(
             Turn(
                 session_id=group[0].session_id,
@@ -290,6 +291,7 @@ def build_turns(messages: Iterable[Message]) -> list[Turn]:
                 tools_used=tools,
                 first_sequence=group[0].sequence,
                 last_sequence=group[-1].sequence,
+                notes=notes,
             )
         )
     return turns

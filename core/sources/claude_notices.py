@@ -176,7 +176,7 @@ def _error_message(error: Any, depth: int = 0) -> str:
         return _short(error)
     if not isinstance(error, dict) or depth > 4:
         return ""
-    for key in ("formatted", "message"):
+    for key in ("message", "formatted"):
         if text := _short(error.get(key)):
             return text
     nested = _error_message(error.get("error"), depth + 1)

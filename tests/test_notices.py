@@ -1,0 +1,142 @@
+"""Issue 34 parts 2 and 3: what Claude Code showed a person is indexed, and a quoted
+command is a phrase.
+
+Corpus (real Claude Code record shapes, ``core.fixtures.claude``): one 2.1 session whose
+turns hold a hook's blocking error, a command the agent ran, a Stop-hook summary, an away
+summary, a ``/model`` answer with its colour codes, an IDE-opened file and an API error;
+and one 2.0 session that holds nothing but a ``/model`` answer and a summary record. Every
+check runs through a front end: the CLI as a subprocess, the MCP SDK's client.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from core.fixtures.claude import ClaudeTranscript, stable_uuid
+from core.front.mcp import build_server
+from tests.hostile_support import cli_json, run_cli
+from tests.support import open_archive
+
+T0 = datetime(2026, 4, 18, 13, 0, tzinfo=timezone.utc)
+CWD = "/home/t/work/ledger"
+MAIN = stable_uuid("test-notices", "main")
+ONLY = stable_uuid("test-notices", "only-commands")
+SLUG = "quiet-amber-lantern"
+COMMAND = "mix compile --warnings-as-errors"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("notices")
+    root = home / ".claude" / "projects"
+    t = ClaudeTranscript(MAIN, cwd=CWD, slug=SLUG, version="2.1.114", start=T0, step=timedelta(seconds=5))
+    t.user("Wire the invoice exporter into the nightly job")
+    t.assistant("I'll edit the exporter first.")
+    t.tool("Edit", {"file_path": f"{CWD}/lib/exporter.ex", "old_string": "a", "new_string": "b"})
+    t.hook_blocking_error("ruff check failed", "uv run ruff check")
+    t.tool("Bash", {"command": COMMAND, "description": "Compile strictly"}, "Compiling 3 files (.ex)\nGenerated ledger app")
+    t.assistant("It compiles without warnings now.")
+    t.stop_hooks("./scripts/notify.sh idle")
+    t.away_summary("We rewired the zeppelin ledger exporter and the strict compile is clean; next, run the tests.")
+    t.local_command("model", "Kept model as \x1b[1mHaiku Quokka Edition\x1b[22m")
+    t.user("Why does the widget crash?", as_blocks=True, ide_file=f"{CWD}/lib/quasar_widget.ex")
+    t.api_error("Overloaded harbormaster", attempt=2)
+    t.assistant("The widget reads a nil config.")
+    t.write_under(root)
+    # nothing but a /model answer and a summary record (as 3680252d in the samples): no prompt at all
+    only = ClaudeTranscript(ONLY, cwd=CWD, version="2.0.0", start=T0 + timedelta(hours=2))
+    only.command("model", "Set model to \x1b[1mopus (claude-opus-pelican-9)\x1b[22m")
+    only.summary("Ledger exporter work", stable_uuid("test-notices", "a leaf in no file"))
+    only.write_under(root)
+    return home
+
+
+def search(home: Path, query: str, *args: str) -> dict:
+    return cli_json(home, "search", query, *args)
+
+
+def test_an_away_summary_is_found_and_read_back(home: Path) -> None:
+    found = search(home, "zeppelin ledger")["results"]
+    assert found and found[0]["session_id"] == MAIN and found[0]["turn_number"] == 0
+    assert "zeppelin ledger exporter" in found[0]["snippet"]
+    shown = run_cli(home, "show", found[0]["ref"])
+    assert shown.returncode == 0
+    assert "Away summary: We rewired the zeppelin ledger exporter" in shown.stdout.decode()
+
+
+def test_a_model_output_is_found_without_its_colour_codes(home: Path) -> None:
+    found = search(home, "quokka edition")["results"]
+    assert [h["session_id"] for h in found] == [MAIN]
+    assert "/model: Kept model as Haiku Quokka Edition" in found[0]["snippet"]
+    shown = run_cli(home, "show", found[0]["ref"]).stdout.decode()
+    assert "/model: Kept model as Haiku Quokka Edition" in shown
+    assert "\x1b" not in shown and "[1m" not in shown and "[22m" not in shown
+
+
+def test_a_hooks_blocking_error_is_found(home: Path) -> None:
+    answer = search(home, '"ruff check failed"')
+    assert "note" not in answer  # shown: the phrase is in the turn's text
+    assert [(h["session_id"], h["turn_number"], h["exact_phrase"]) for h in answer["results"]] == [(MAIN, 0, True)]
+    assert "PostToolUse:Edit hook blocked: ruff check failed" in answer["results"][0]["snippet"]
+
+
+def test_the_path_opened_in_the_ide_is_a_word_of_its_turn(home: Path) -> None:
+    found = search(home, "quasar_widget.ex")["results"]
+    assert (found[0]["session_id"], found[0]["turn_number"]) == (MAIN, 1)  # (turn 0 shares the part "ex")
+    assert "Opened in the IDE: /home/t/work/ledger/lib/quasar_widget.ex" in found[0]["snippet"]
+    turn = cli_json(home, "show", found[0]["ref"])
+    assert turn["user_text"] == "Why does the widget crash?"  # the prompt is what was typed, not the IDE note
+
+
+def test_an_api_error_the_user_saw_is_found(home: Path) -> None:
+    found = search(home, "harbormaster")["results"]
+    assert [(h["session_id"], h["turn_number"]) for h in found] == [(MAIN, 1)]
+    assert "API error: Overloaded harbormaster (retry 2 of 10)" in found[0]["snippet"]
+
+
+def test_a_session_of_only_command_output_is_findable_and_openable(home: Path) -> None:
+    found = search(home, "pelican")["results"]
+    assert [(h["session_id"], h["turn_number"]) for h in found] == [(ONLY, 0)]
+    listed = {s["session_id"] for s in cli_json(home, "list")["sessions"]}
+    assert ONLY in listed
+    shown = run_cli(home, "show", ONLY)
+    assert shown.returncode == 0
+    assert "/model: Set model to opus (claude-opus-pelican-9)" in shown.stdout.decode()
+
+
+def test_notices_open_no_turn_before_the_first_prompt(home: Path) -> None:
+    """The /model answer and the Stop hooks sit in the turn they happened in; the prompts keep their numbers."""
+    turns = [cli_json(home, "show", f"{SLUG}#1:{n}") for n in (0, 1)]
+    assert [t["user_text"] for t in turns] == ["Wire the invoice exporter into the nightly job", "Why does the widget crash?"]
+    counts = {s["session_id"]: s["turn_count"] for s in cli_json(home, "list")["sessions"]}
+    assert counts == {MAIN: 2, ONLY: 1}
+
+
+def test_a_quoted_command_is_a_phrase(home: Path) -> None:
+    answer = search(home, f'"{COMMAND}"')
+    assert "note" not in answer, answer.get("note")
+    assert [(h["session_id"], h["turn_number"], h["exact_phrase"]) for h in answer["results"]] == [(MAIN, 0, True)]
+    text = run_cli(home, "search", f'"{COMMAND}"').stdout.decode()
+    assert not text.startswith("No turn holds the exact phrase")
+    # words of the command out of order are its words, not the phrase
+    apart = search(home, '"compile mix"')
+    assert apart["note"].startswith("No turn holds the exact phrase") and apart["results"][0]["exact_phrase"] is False
+
+
+async def test_mcp_finds_a_notice_and_a_quoted_command(home: Path) -> None:
+    with open_archive(home) as archive:
+        async with Client(build_server(archive), raise_exceptions=True) as c:
+            result = await c.call_tool("search_history", {"query": f'"{COMMAND}"'})
+            answer = json.loads(result.content[0].text)  # type: ignore[union-attr]
+            assert answer.get("note") is None and answer["results"][0]["exact_phrase"] is True
+            result = await c.call_tool("search_history", {"query": "quokka edition"})
+            hit = json.loads(result.content[0].text)["results"][0]  # type: ignore[union-attr]
+            assert hit["session_id"] == MAIN
+            result = await c.call_tool("read_turn", {"session_id": hit["ref"]})
+            turn = json.loads(result.content[0].text)  # type: ignore[union-attr]
+            assert turn["user_text"] == "Wire the invoice exporter into the nightly job"
