@@ -33,6 +33,11 @@ COMMAND = "mix compile --warnings-as-errors"
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("notices")
+    write_corpus(home)
+    return home
+
+
+def write_corpus(home: Path) -> None:
     root = home / ".claude" / "projects"
     t = ClaudeTranscript(MAIN, cwd=CWD, slug=SLUG, version="2.1.114", start=T0, step=timedelta(seconds=5))
     t.user("Wire the invoice exporter into the nightly job")
@@ -53,7 +58,6 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     only.command("model", "Set model to \x1b[1mopus (claude-opus-pelican-9)\x1b[22m")
     only.summary("Ledger exporter work", stable_uuid("test-notices", "a leaf in no file"))
     only.write_under(root)
-    return home
 
 
 def search(home: Path, query: str, *args: str) -> dict:
