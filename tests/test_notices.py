@@ -26,6 +26,8 @@ T0 = datetime(2026, 4, 18, 13, 0, tzinfo=timezone.utc)
 CWD = "/home/t/work/ledger"
 MAIN = stable_uuid("test-notices", "main")
 ONLY = stable_uuid("test-notices", "only-commands")
+OLD = stable_uuid("test-notices", "one-oh")
+LATE = stable_uuid("test-notices", "ide-and-tasks")
 SLUG = "quiet-amber-lantern"
 COMMAND = "mix compile --warnings-as-errors"
 
@@ -40,10 +42,14 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def write_corpus(home: Path) -> None:
     root = home / ".claude" / "projects"
     t = ClaudeTranscript(MAIN, cwd=CWD, slug=SLUG, version="2.1.114", start=T0, step=timedelta(seconds=5))
+    t.hook_success("./scripts/clmail.cmd actor started", "clmail registered the gannet desk\n", event="SessionStart",
+                   tool="startup")  # before the first prompt: joins its turn
     t.user("Wire the invoice exporter into the nightly job")
     t.assistant("I'll edit the exporter first.")
     t.tool("Edit", {"file_path": f"{CWD}/lib/exporter.ex", "old_string": "a", "new_string": "b"})
     t.hook_blocking_error("ruff check failed", "uv run ruff check")
+    for _ in range(3):  # a hook that says the same after every tool call: one note a turn
+        t.hook_success("./scripts/clmail.cmd actor busy", "Status set to busy: cormorant\n", tool="Edit")
     t.tool("Bash", {"command": COMMAND, "description": "Compile strictly"}, "Compiling 3 files (.ex)\nGenerated ledger app")
     t.assistant("It compiles without warnings now.")
     t.stop_hooks("./scripts/notify.sh idle")
@@ -58,6 +64,35 @@ def write_corpus(home: Path) -> None:
     only.command("model", "Set model to \x1b[1mopus (claude-opus-pelican-9)\x1b[22m")
     only.summary("Ledger exporter work", stable_uuid("test-notices", "a leaf in no file"))
     only.write_under(root)
+    # 1.0.x hook lines, an IDE selection and a background task's notification, as raw records
+    old = ClaudeTranscript(OLD, cwd=CWD, version="1.0.53", start=T0 + timedelta(hours=3))
+    old.user("Tidy the ledger module")
+    old.tool("Edit", {"file_path": f"{CWD}/ledger.py", "old_string": "a", "new_string": "b"})
+    for text in ("Running \x1b[1mPostToolUse:Edit\x1b[22m...",
+                 "\x1b[1mPostToolUse:Edit\x1b[22m [uv run ruff format] completed successfully: 31 files left unchanged"):
+        old.raw(json.dumps({"parentUuid": old.last_uuid, "isSidechain": False, "userType": "external", "cwd": CWD,
+                            "sessionId": OLD, "version": "1.0.53", "type": "system", "content": text, "isMeta": False,
+                            "timestamp": "2026-04-18T16:00:30.000Z", "uuid": stable_uuid("old", text),
+                            "toolUseID": "toolu_01", "level": "info"}))
+    old.assistant("Tidied.")
+    old.write_under(root)
+    late = ClaudeTranscript(LATE, cwd=CWD, version="2.1.39", start=T0 + timedelta(hours=4))
+    late.user("Check the ledger", as_blocks=True)
+    late.assistant("Checking.")
+    late.raw(json.dumps({"parentUuid": late.last_uuid, "isSidechain": False, "userType": "external", "cwd": CWD,
+                         "sessionId": LATE, "version": "2.1.39", "type": "user", "message": {"role": "user", "content": [
+                             {"type": "text", "text": "<ide_selection>The user selected the lines 3 to 4 from "
+                              f"{CWD}/lib/ibis_report.ex:\nIbisReport.render\n\nThis may or may not be related to "
+                              "the current task.</ide_selection>"},
+                             {"type": "text", "text": "and this function?"}]},
+                         "uuid": stable_uuid("late", "ide"), "timestamp": "2026-04-18T17:01:00.000Z"}))
+    late.raw(json.dumps({"parentUuid": stable_uuid("late", "ide"), "isSidechain": False, "userType": "external",
+                         "cwd": CWD, "sessionId": LATE, "version": "2.1.39", "type": "user", "message": {
+                             "role": "user", "content": "<task-notification>\n<task-id>b7636e2</task-id>\n<status>"
+                             "completed</status>\n<summary>Background command \"Run the heron suite\" completed "
+                             "(exit code 0)</summary>\n</task-notification>\nRead the output file to retrieve the result"},
+                         "uuid": stable_uuid("late", "task"), "timestamp": "2026-04-18T17:02:00.000Z"}))
+    late.write_under(root)
 
 
 def search(home: Path, query: str, *args: str) -> dict:
@@ -74,7 +109,7 @@ def test_an_away_summary_is_found_and_read_back(home: Path) -> None:
 
 
 def test_a_model_output_is_found_without_its_colour_codes(home: Path) -> None:
-    found = search(home, "quokka edition")["results"]
+    found = search(home, "quokka")["results"]
     assert [h["session_id"] for h in found] == [MAIN]
     assert "/model: Kept model as Haiku Quokka Edition" in found[0]["snippet"]
     shown = run_cli(home, "show", found[0]["ref"]).stdout.decode()
@@ -118,7 +153,25 @@ def test_notices_open_no_turn_before_the_first_prompt(home: Path) -> None:
     turns = [cli_json(home, "show", f"{SLUG}#1:{n}") for n in (0, 1)]
     assert [t["user_text"] for t in turns] == ["Wire the invoice exporter into the nightly job", "Why does the widget crash?"]
     counts = {s["session_id"]: s["turn_count"] for s in cli_json(home, "list")["sessions"]}
-    assert counts == {MAIN: 2, ONLY: 1}
+    assert counts == {MAIN: 2, ONLY: 1, OLD: 1, LATE: 2}
+    assert turns[0]["notes"][0] == "SessionStart:startup hook: clmail registered the gannet desk (./scripts/clmail.cmd actor started)"
+    busy = [n for n in turns[0]["notes"] if "cormorant" in n]
+    assert busy == ["PostToolUse:Edit hook: Status set to busy: cormorant (./scripts/clmail.cmd actor busy)"]  # once
+
+
+def test_hook_lines_of_1_0_ide_selections_and_task_notifications(home: Path) -> None:
+    found = search(home, '"ruff format"')["results"]
+    assert [(h["session_id"], h["turn_number"]) for h in found][:1] == [(OLD, 0)]
+    notes = cli_json(home, "show", found[0]["ref"])["notes"]
+    assert notes == ["PostToolUse:Edit [uv run ruff format] completed successfully: 31 files left unchanged"]  # no "Running"
+    found = search(home, "IbisReport.render")["results"]
+    assert [(h["session_id"], h["turn_number"]) for h in found] == [(LATE, 1)]
+    turn = cli_json(home, "show", found[0]["ref"])
+    assert turn["user_text"] == "and this function?"
+    assert turn["notes"][0].startswith(f"Selected in the IDE: lines 3 to 4 from {CWD}/lib/ibis_report.ex:")
+    found = search(home, '"heron suite"')["results"]
+    assert [(h["session_id"], h["turn_number"], h["exact_phrase"]) for h in found] == [(LATE, 1, True)]
+    assert 'Background command "Run the heron suite" completed (exit code 0)' in turn["notes"]
 
 
 def test_a_quoted_command_is_a_phrase(home: Path) -> None:
@@ -138,7 +191,7 @@ async def test_mcp_finds_a_notice_and_a_quoted_command(home: Path) -> None:
             result = await c.call_tool("search_history", {"query": f'"{COMMAND}"'})
             answer = json.loads(result.content[0].text)  # type: ignore[union-attr]
             assert answer.get("note") is None and answer["results"][0]["exact_phrase"] is True
-            result = await c.call_tool("search_history", {"query": "quokka edition"})
+            result = await c.call_tool("search_history", {"query": "quokka"})
             hit = json.loads(result.content[0].text)["results"][0]  # type: ignore[union-attr]
             assert hit["session_id"] == MAIN
             result = await c.call_tool("read_turn", {"session_id": hit["ref"]})
