@@ -129,14 +129,18 @@ def phrase_matches(
     apart: list[Hit] = []
     for h in raw:
         doc = docs.get(h.doc_id) or {}
-        body = (doc.get("body") or "").lower()
-        seen = (doc.get("seen") or "").lower()  # tool inputs and compaction summaries (a phrase never spans the two)
-        text = f"{body}\n{seen}" if seen else body
+        text = body = (doc.get("body") or "").lower()
         # substring tests first (C speed): most candidates lack a word and need no regex
-        missing = [not all(w in text for w in words) for _, words, _ in checks]
-        if not any(missing) and all(pattern.search(body) or (seen and pattern.search(seen)) for pattern, _, _ in checks):
+        found = [all(w in body for w in words) and pattern.search(body) is not None for pattern, words, _ in checks]
+        if not all(found) and doc.get("seen"):
+            # then the tool inputs and compaction summaries (a phrase never spans the two)
+            seen = doc["seen"].lower()
+            text = f"{body}\n{seen}"
+            found = [f or (all(w in seen for w in words) and pattern.search(seen) is not None)
+                     for f, (pattern, words, _) in zip(found, checks, strict=True)]
+        if all(found):
             shown.append(replace(h, phrase_shown=True))
-        elif any(m and any(w not in text for w in indexed) for m, (_, _, indexed) in zip(missing, checks, strict=True)):
+        elif any(not f and any(w not in text for w in indexed) for f, (_, _, indexed) in zip(found, checks, strict=True)):
             unseen.append(replace(h, phrase_shown=False))
         else:
             apart.append(replace(h, phrase_shown=False))

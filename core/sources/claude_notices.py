@@ -147,8 +147,8 @@ def system_notice(record: Record, command: str | None) -> tuple[str, str] | None
     if subtype in ("api_error", "error"):
         return "text", _error_text(record)
     if subtype == "stop_hook_summary":
-        text = _stop_hooks(record)
-        return ("text", text) if text else None
+        hooks = _stop_hooks(record)
+        return ("text", hooks) if hooks else None
     if subtype in ("compact_boundary", "turn_duration", "session_start") or record.isMeta:
         return None
     if subtype in ("api_refusal", "model_refusal_fallback"):
