@@ -29,7 +29,7 @@ from core.archive.upkeep import Upkeep
 from core.index.bm25 import Snapshot
 from core.index.segment import SegmentError
 from core.outputs import archive_usage, handoff, resume, usage
-from core.query import answers, coverage, read_calls, resolving, searching
+from core.query import answers, coverage, meaning, read_calls, resolving, searching
 from core.query import execute as query_exec
 from core.query import filters as session_filters
 from core.query.execute import check_limit as _check_limit
@@ -172,12 +172,12 @@ class Archive:
         self._upkeep.stop_watching()
 
     def wait_semantic(self, timeout: float | None = None) -> bool:
-        """Embed every indexed passage now (the writer) and wait for it; False on timeout.
-
-        Searches never need this (they fuse what is embedded so far): it is for
-        ``relay-search index`` and evaluations that must measure hybrid recall whole.
-        """
+        """Embed every passage in the background and wait (tests; a search never waits); False on timeout."""
         return self.semantic.wait(timeout)
+
+    def meaning_gap(self, query: str, mode: str = "auto", sort: str = "relevance") -> dict[str, Any] | None:
+        """How many passages a prose ``query`` cannot reach by meaning yet, and the note saying so."""
+        return meaning.meaning_gap(self, query, mode, sort)
 
     def stop_syncing(self) -> None:
         """End a sync on another thread between chunks, its commits kept (``Indexer.closing``)."""

@@ -16,6 +16,11 @@ from dataclasses import dataclass
 from .errors import BadInput
 
 MIN_PREFIX = 8
+# The longest reference read (issue 37 item 5): a slug or session id is under 100
+# characters and a file name at most 255 bytes, so this leaves room for any session
+# range a person types; a longer text is refused here, before a lookup (a 60,000
+# character name made SQLite's LIKE fail and an HTTP worker spin for seconds).
+MAX_REFERENCE = 1000
 _TURN = re.compile(r"^[0-9]+$")
 
 
@@ -32,6 +37,9 @@ def parse_reference(text: str) -> Reference:
     ref = (text or "").strip()
     if not ref:
         raise BadInput("Empty reference: give a slug, slug#4-5, slug#4:12, a session id or id:12")
+    if len(ref) > MAX_REFERENCE:  # (named by its length: echoing it would flood the one line)
+        raise BadInput(f"Bad reference: {len(ref):,} characters is too long; a reference is at most "
+                       f"{MAX_REFERENCE:,} (a slug, slug#4-5, slug#4:12, a session id or id:12)")
     if any(c.isdigit() and not c.isascii() for c in ref):  # (full-width １, Arabic-Indic ١: one rule)
         raise BadInput(f"Bad reference {ref!r}: session and turn numbers are written with the digits 0-9")
     if "#" in ref:

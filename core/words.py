@@ -1,8 +1,32 @@
-"""Counts in words: ``1 turn``, ``2 turns`` — one rule for the CLI, errors and the app."""
+"""Counts in words (``1 turn``, ``2 turns``) and control characters shown, not sent —
+one rule for the CLI, errors and the app."""
 
 from __future__ import annotations
+
+import re
 
 
 def plural(n: int, noun: str) -> str:
     """``1 turn``, ``2 turns``, ``1,204 sessions`` (``noun`` is the singular)."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+# Control characters as text shows them: C0 as its Unicode control picture (ESC → ␛),
+# DEL as ␡, C1 (0x80–0x9f: 0x9b is a terminal's CSI) as ``<9B>``, as less shows bytes.
+# Newline and tab stay; a CR before a newline goes (a Windows line end).
+_VISIBLE = {c: chr(0x2400 + c) for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE[0x7F] = "\u2421"
+_VISIBLE.update({c: f"<{c:02X}>" for c in range(0x80, 0xA0)})
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character but newline and tab shown, never sent.
+
+    A transcript may hold ``ESC ]52;…`` (which writes the clipboard), ``ESC [2J``, a
+    title or a C1 ``0x9b``: printed raw they act on the terminal. Shown this way they
+    are inert and still readable: ``␛]0;title␇``, ``<9B>2J``.
+    """
+    if _CONTROL.search(text) is None:
+        return text
+    return text.replace("\r\n", "\n").translate(_VISIBLE)

@@ -234,8 +234,10 @@ def test_write_new_never_follows_a_symlink(tmp_path: Path):
         ex.write_new(tmp_path / "dir", "x", True)
     assert str(err2.value) == f"{tmp_path / 'dir'} is a directory; not replacing it"
     os.symlink(tmp_path / "dir", tmp_path / "dirlink")
-    ex.write_new(tmp_path / "dirlink", "over", True)  # a symlink to a directory is replaced, not refused
-    assert (tmp_path / "dirlink").read_text() == "over" and (tmp_path / "dir").is_dir()
+    with pytest.raises(BadInput) as err3:  # a symlink to a directory is not a regular file either (issue 37 item 7)
+        ex.write_new(tmp_path / "dirlink", "over", True)
+    assert str(err3.value) == f"{tmp_path / 'dirlink'} is a directory; not replacing it"
+    assert (tmp_path / "dirlink").is_symlink() and (tmp_path / "dir").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "dirlink", "fresh", "link", "target"]
 
 
@@ -246,12 +248,12 @@ def test_a_failed_write_leaves_no_temporary_file_and_the_old_one_whole(tmp_path:
     limits = resource.getrlimit(resource.RLIMIT_FSIZE)
     resource.setrlimit(resource.RLIMIT_FSIZE, (100, limits[1]))
     try:
-        with pytest.raises(OSError) as err:
+        with pytest.raises(BadInput) as err:
             ex.write_new(tmp_path / "x.md", "y" * 5000, True)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, limits)
         signal.signal(signal.SIGXFSZ, old_handler)
-    assert err.value.errno == errno.EFBIG
+    assert str(err.value) == f"cannot write {tmp_path / 'x.md'}: {os.strerror(errno.EFBIG)}; nothing was written"
     assert [p.name for p in tmp_path.iterdir()] == ["x.md"] and (tmp_path / "x.md").read_text() == "old"
 
 

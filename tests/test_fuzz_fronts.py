@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Iterator
 from typing import Any
@@ -29,7 +30,7 @@ from core.front.http_api import build_http_app
 from core.front.mcp import build_server
 
 from .bad_input_corpus import Corpus, build_corpus
-from .hostile_support import cli_json
+from .hostile_support import cli_json, run_cli
 from .support import open_archive
 
 EXAMPLES = int(os.environ.get("RELAY_FUZZ_EXAMPLES", "300")) if os.environ.get("RELAY_FUZZ") == "long" else 10
@@ -42,7 +43,12 @@ HOSTILE = st.sampled_from([
     True, False, None, "", " ", "\ud83d", "a\udc00b", "\ufeff", "x" * 100_000, "2026-13-45T99:99:99Z",
     "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+14:00", [], {}, [[[]]], {"a": {"b": [1, {}]}}, [2**64],
     {"input_tokens": 2**64}, "\u0000", "\\", '"',
+    "\x1b]52;c;cm0gLXJmIH4K\x07", "\x1b]0;title\x07", "\x1b[2J", "\x9b31m", "\x7f\x85\r",
 ])  # fmt: skip
+# Text output shows control characters, never sends them (issue 37): the CLI's text
+# answers hold no C0 byte but newline and tab, no DEL, no C1 (the fuzz text runs in a pipe:
+# no highlighting escapes either).
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 VALUES = st.one_of(HOSTILE, st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=20))
 
 
@@ -90,6 +96,12 @@ class Fronts:
                 return {h["session_id"] for h in result.structured_content["results"]}
 
         cli = cli_json(self.corpus.home, "search", QUERY, "--limit", "200")["results"]
+        for command in (["search", QUERY, "--limit", "200"], ["list", "--limit", "500"]):
+            proc = run_cli(self.corpus.home, *command)
+            assert proc.returncode == 0, proc.stderr
+            for stream in (proc.stdout, proc.stderr):
+                shown = stream.decode("utf-8")  # (strict: no stray byte either)
+                assert not CONTROL.search(shown), (command, CONTROL.findall(shown), shown[:500])
         return {
             "http": {h["session_id"] for h in http.json()["results"]},
             "mcp": anyio.run(mcp),
@@ -146,9 +158,16 @@ def _line(fronts: Fronts, name: str, marker: bytes) -> int:
 
 # The fields issue 24 found (a random draw meets them rarely): each agent's token
 # counts past 2**63, and a number where Ash keeps its time.
-@pytest.mark.parametrize("case", ["claude usage", "codex token_count", "gemini tokens", "ash time"])
+@pytest.mark.parametrize("case", ["claude usage", "codex token_count", "gemini tokens", "ash time", "terminal escapes"])
 def test_known_hostile_fields(fronts: Fronts, case: str) -> None:
-    if case == "claude usage":
+    if case == "terminal escapes":  # (issue 37: in the prompt and the cwd, so search and list print them)
+        index = _line(fronts, "claude", b"first prompt about the aardvark ledger")
+        record = json.loads(fronts.template["claude"].splitlines()[index])
+        escapes = "\x1b]52;c;cm0gLXJmIH4K\x07\x1b]0;title\x07\x1b[2J\x9b31m\x7f"
+        record["message"]["content"] = f"first prompt about the aardvark ledger {escapes}"
+        record["cwd"] = f"/home/t/proj{escapes}"
+        poison_and_check(fronts, "claude", index, (), record, itself=True)
+    elif case == "claude usage":
         index = _line(fronts, "claude", b"aardvark ledger balances")
         usage = {"input_tokens": 2**64, "output_tokens": 2**63}
         poison_and_check(fronts, "claude", index, ("message", "usage"), usage, itself=True)

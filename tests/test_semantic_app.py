@@ -91,7 +91,11 @@ async def test_the_app_starts_embedding_only_after_it_is_interactive(tmp_path: P
         await settle(pilot)
         await search(pilot, "sourdough")
         assert not _embedding()
-        assert app.archive.stats().semantic["embedded"] == 0
+        semantic = app.archive.stats().semantic
+        assert semantic["embedded"] == 0
+        # the backlog is in sight: the status line says how much has vectors
+        await wait_for(pilot, lambda: "meaning: 0/" in str(app.main.query_one("#status").render()), what="the backlog in the status")
+        assert f"meaning: 0/{semantic['passages']:,} passages embedded" in str(app.main.query_one("#status").render())
 
 
 async def test_the_app_embeds_a_fresh_archive_itself_and_then_finds_by_meaning(tmp_path: Path, monkeypatch):

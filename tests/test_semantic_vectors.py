@@ -1,12 +1,19 @@
-"""The vector store without the model: doc ids read without the vectors, merges in float16 (issue 25)."""
+"""The vector store without the model: slot rows per passage, doc ids read without the vectors,
+merges in float16 (issue 25), a passage's best slot (issue 34), foreign files refused (issue 37)."""
 
 from __future__ import annotations
 
+import io
+import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.semantic.embedder import DIM
+from core.semantic.passages import MAX_MESSAGE_SLOTS, MIN_MESSAGE_CHARS, slots, text_key
 from core.semantic.vectors import MERGE_FILES, VectorStore
 
 
@@ -15,11 +22,17 @@ def rows(ids: list[int], seed: int) -> np.ndarray:
     return vecs / np.linalg.norm(vecs, axis=1, keepdims=True)
 
 
+def add(store: VectorStore, ids: list[int], vecs: np.ndarray, seqs: list[int] | None = None) -> None:
+    """One file with one row (slot) per entry of ``ids`` (a doc id repeated: several slots)."""
+    seqs = seqs if seqs is not None else list(range(len(ids)))
+    store.add(np.array(ids), np.array(seqs), np.array([text_key(f"{i}/{s}") for i, s in zip(ids, seqs)]), vecs)
+
+
 def test_doc_ids_match_load_and_name_the_damaged_file(tmp_path: Path):
     store = VectorStore(tmp_path)
     store.prepare()
-    store.add(np.array([1, 2, 3]), rows([1, 2, 3], 0))
-    store.add(np.array([7, 9]), rows([7, 9], 1))
+    add(store, [1, 2, 3], rows([1, 2, 3], 0))
+    add(store, [7, 9], rows([7, 9], 1))
     assert store.doc_ids()[0].tolist() == [1, 2, 3, 7, 9] == store.load().doc_ids.tolist()
     broken = store._names()[-1]
     data = (store.folder / broken).read_bytes()
@@ -33,6 +46,22 @@ def test_doc_ids_match_load_and_name_the_damaged_file(tmp_path: Path):
     assert ids.tolist() == [1, 2, 3] and damaged == []
 
 
+def test_a_passage_scores_its_best_slot_and_points_at_its_message(tmp_path: Path):
+    store = VectorStore(tmp_path)
+    store.prepare()
+    vecs = rows([0, 1, 2, 3], 3)
+    add(store, [5, 5, 5, 8], vecs, seqs=[10, 14, 19, 30])  # passage 5: three slots; passage 8: one
+    loaded = store.load()
+    assert loaded.doc_ids.tolist() == [5, 8] and loaded.rows == 4
+    query = vecs[2]  # the third slot of passage 5 (its message 19)
+    row_sims = loaded.row_cosines(query)
+    best = loaded.best(row_sims)
+    assert best[0] == pytest.approx(1.0, abs=1e-2) and best[0] == row_sims[:3].max()
+    assert best[1] == pytest.approx(float(vecs[3].astype(np.float16).astype(np.float32) @ query), abs=1e-3)
+    assert loaded.best_sequence(5, row_sims) == 19 and loaded.best_sequence(8, row_sims) == 30
+    assert loaded.best_sequence(6, row_sims) is None
+
+
 def test_a_merge_keeps_the_alive_vectors_as_stored_and_the_first_of_a_twice_embedded_doc(tmp_path: Path):
     store = VectorStore(tmp_path)
     store.prepare()
@@ -40,7 +69,7 @@ def test_a_merge_keeps_the_alive_vectors_as_stored_and_the_first_of_a_twice_embe
     for n in range(MERGE_FILES + 1):  # one file more than a merge waits for
         ids = [n * 10 + k for k in range(3)] + ([5] if n == 3 else [])  # doc 5 again in a later file
         vecs = rows(ids, n)
-        store.add(np.array(ids), vecs)
+        add(store, ids, vecs)
         for i, v in zip(ids, vecs.astype(np.float16), strict=True):
             written.setdefault(i, v)
     alive = np.array(sorted(i for i in written if i % 10 != 1))
@@ -48,8 +77,8 @@ def test_a_merge_keeps_the_alive_vectors_as_stored_and_the_first_of_a_twice_embe
     assert len(store._names()) == 1
     loaded = VectorStore(tmp_path).load()
     assert loaded.doc_ids.tolist() == alive.tolist()
-    expected = np.stack([written[i] for i in alive.tolist()]).astype(np.float32)
-    assert np.array_equal(loaded.matrix, expected)
+    expected = np.stack([written[i] for i in alive.tolist()])
+    assert np.array_equal(loaded.matrix[loaded.order], expected)
     assert not store.merge(alive)  # one file, all alive: nothing to do
 
 
@@ -59,8 +88,98 @@ def test_a_writer_that_searched_still_merges(tmp_path: Path):
     store = VectorStore(tmp_path)
     store.prepare()
     for i in range(MERGE_FILES + 2):
-        store.add(np.array([i]), rows([i], i))
+        add(store, [i], rows([i], i))
     store.load()
     assert store.merge(np.arange(MERGE_FILES + 2))
     assert len(store._names()) == 1
     assert store.load().doc_ids.tolist() == list(range(MERGE_FILES + 2))
+
+
+def test_stored_vectors_are_found_by_the_key_of_their_text(tmp_path: Path):
+    store = VectorStore(tmp_path)
+    store.prepare()
+    vecs = rows([1, 2], 4)
+    add(store, [1, 2], vecs, seqs=[0, 0])
+    found = store.stored_vectors(np.array([text_key("2/0"), text_key("nowhere")]))
+    assert list(found) == [text_key("2/0")] and np.array_equal(found[text_key("2/0")], vecs[1].astype(np.float16))
+
+
+def _npz(**members: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.savez(out, **members)
+    return out.getvalue()
+
+
+def _claims_rows(data: bytes, member: str, rows: int) -> bytes:
+    """``data`` with ``member``'s header rewritten to claim ``rows`` rows (its CRC made to match)."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            body = src.read(info)
+            if info.filename == f"{member}.npy":
+                header = body[: body.index(b"\n") + 1]
+                old = header.decode("latin1")
+                shape = old[old.index("'shape': (") + 10 : old.index(")", old.index("'shape': ("))]
+                new = old.replace(f"'shape': ({shape})", f"'shape': ({rows},{shape.split(',', 1)[1] if ',' in shape else ''})")
+                new = new.rstrip("\n").ljust(len(old) - 1) + "\n"
+                body = new.encode("latin1")[: len(header)] + body[len(header) :]
+            dst.writestr(info.filename, body)
+    return out.getvalue()
+
+
+GOOD = {"doc_ids": np.array([1, 2]), "seqs": np.array([0, 0]), "keys": np.array([3, 4]), "vectors": rows([1, 2], 9).astype(np.float16)}
+FOREIGN = {
+    "a string dtype": _npz(**{**GOOD, "vectors": np.array([["x"] * DIM] * 2)}),
+    "float64 vectors": _npz(**{**GOOD, "vectors": rows([1, 2], 9).astype(np.float64)}),
+    "another width": _npz(**{**GOOD, "vectors": np.zeros((2, 7), dtype=np.float16)}),
+    "rows that disagree": _npz(**{**GOOD, "seqs": np.array([0, 0, 0])}),
+    "a member missing": _npz(doc_ids=GOOD["doc_ids"], vectors=GOOD["vectors"]),
+    "55 billion rows": _claims_rows(_npz(**GOOD), "vectors", 55_555_555_555),
+    "string keys": _npz(**{**GOOD, "keys": np.array(["3", "4"])}),
+}
+
+
+@pytest.mark.parametrize("why", sorted(FOREIGN))
+def test_a_foreign_file_that_passes_its_crc_is_damage_not_a_crash(tmp_path: Path, why: str):
+    store = VectorStore(tmp_path)
+    store.prepare()
+    add(store, [1, 2], rows([1, 2], 0))
+    (store.folder / "v-99999999999999999999-1.npz").write_bytes(FOREIGN[why])
+    fresh = VectorStore(tmp_path)
+    loaded = fresh.load()  # no ValueError, no MemoryError
+    assert loaded.doc_ids.tolist() == [1, 2] and loaded.damaged == ("v-99999999999999999999-1.npz",)
+    assert fresh.doc_ids() == (loaded.doc_ids, ["v-99999999999999999999-1.npz"])
+    assert fresh.remove_damaged() == ["v-99999999999999999999-1.npz"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.binary(max_size=4096), st.integers(0, 4096))
+def test_any_bytes_as_a_vector_file_load_or_count_as_damaged(data: bytes, cut: int):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = VectorStore(Path(tmp))
+        store.prepare()
+        good = _npz(**GOOD)
+        (store.folder / "v-1.npz").write_bytes(good[:cut] + data)
+        loaded = store.load()
+        assert loaded.doc_ids.tolist() in ([], [1, 2])
+        assert loaded.rows == loaded.matrix.shape[0] and loaded.matrix.dtype == np.float16
+
+
+def test_slots_are_the_start_and_the_last_long_answer_messages():
+    prompt = "why does the chart keep blank rows when a filter is off"
+    answers = ["Let me look.", "x" * 300] + [f"message {i} " + "y" * (MIN_MESSAGE_CHARS + 10) for i in range(12)]
+    body = "\n".join([prompt, *answers])
+    marks, start = [], len(prompt) + 1
+    for seq, text in enumerate(answers, 1):
+        marks += [str(seq), str(start)]
+        start += len(text) + 1
+    got = slots(body, " ".join(marks), 0)
+    assert got[0].sequence == 0 and got[0].text == body[:2000]
+    messages = got[1:]
+    assert len(messages) == MAX_MESSAGE_SLOTS  # "Let me look." is too short; the last 8 of the rest
+    assert [s.sequence for s in messages] == list(range(len(answers) - MAX_MESSAGE_SLOTS + 1, len(answers) + 1))
+    assert messages[-1].text == answers[-1] and len({s.key for s in got}) == len(got)
+    assert slots("", None, 0) == [] and len(slots("just a prompt", None, 3)) == 1

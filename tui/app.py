@@ -60,6 +60,7 @@ TAGS_CHECK = 0.5  # seconds between looks at the tag store (another process may 
 # started at once, 110-132 ms deferred; a 2.5 s figure measured before was Pilot's
 # own idle wait around the key, not the app).
 EMBED_AFTER = 2.0  # seconds
+BACKLOG_STATUS_EVERY = 5.0  # seconds between status refreshes while passages wait for vectors
 
 
 class RelayApp(App[None]):
@@ -281,6 +282,9 @@ class RelayApp(App[None]):
         semantic = stats.semantic
         if semantic and not semantic.get("on"):
             parts.append(f"semantic recall off: {semantic.get('reason')}")
+        elif semantic and semantic.get("embedded", 0) < semantic.get("passages", 0):  # the backlog, newest first
+            parts.append(f"meaning: {semantic['embedded']:,}/{semantic['passages']:,} passages embedded")
+            self.set_timer(BACKLOG_STATUS_EVERY, lambda: self.submit(tasks.stats, group="stats", exclusive=True))
         if self.watching:
             parts.append("watching for changes")
         self.main.set_status(" · ".join(parts))

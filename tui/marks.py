@@ -34,9 +34,15 @@ class Match(msgspec.Struct, frozen=True, gc=False):
 class Marks:
     """The words to highlight now: the query's terms, or a found word (which wins)."""
 
-    def __init__(self, terms: Sequence[str] = (), find: str = "", prefixes: Sequence[str] = ()) -> None:
+    def __init__(
+        self, terms: Sequence[str] = (), find: str = "", prefixes: Sequence[str] = (), parts: Sequence[str] = (),
+        wholes: Sequence[str] = (),
+    ) -> None:
         self.prefixes = tuple(prefixes)  # the word being typed: a token starting with it matches
         self.terms = list(dict.fromkeys([*terms, *self.prefixes]))
+        # the parts of a typed identifier or path: a lone part is no match (``guard_fail``, not ``guard``)
+        self.parts = frozenset(parts)
+        self.wholes = tuple(wholes)  # (the identifiers as typed, lowercased: a token holding one matches)
         self.find = find
         self._find_re: re.Pattern[str] | None = None
         self.set_find(find)
@@ -49,22 +55,44 @@ class Marks:
     def active(self) -> bool:
         return bool(self.terms or self.find)
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Character spans of ``text`` to highlight."""
+    def spans(self, text: str, painted: bool = False) -> list[tuple[int, int]]:
+        """Character spans of ``text`` to highlight; ``painted``: a painted line (its edge
+        tokens may be pieces of an identifier wrapped there)."""
         if self._find_re is not None:
             return [m.span() for m in self._find_re.finditer(text)]
         if self.terms:
-            return matched_spans(text, self.terms, self.prefixes)
+            return matched_spans(text, self.terms, self.prefixes, self.parts, self.wholes, painted)
         return []
 
+    def with_parts(self) -> Marks:
+        """These marks with an identifier's parts matching alone too (a turn that holds only the parts)."""
+        return Marks(self.terms, self.find, self.prefixes)
 
-def query_marks(query: str, extra_terms: Sequence[str] = ()) -> Marks:
-    """The marks of a search ``query`` as the hit list matched it (typing: its last word a prefix)."""
+
+def query_marks(query: str, extra_terms: Sequence[str] = (), weighty: Sequence[str] | None = None) -> Marks:
+    """The marks of a search ``query`` as the hit list matched it (typing: its last word a prefix):
+    an identifier or path typed matches whole, not by its parts alone; ``weighty``: for a prose
+    query, the terms worth marking (:mod:`core.query.weighty`), the others left plain."""
+    from core.index.tokenize import default_tokenizer
     from core.query.syntax import parse
 
     parsed = parse(query, typing=True)
+    if weighty is not None:
+        keep = set(weighty)
+        prefixes = [c.prefix for c in parsed.clauses if c.prefix and c.term in keep]
+        return Marks([t for t in parsed.terms if t in keep], prefixes=prefixes)
     prefixes = [c.prefix for c in parsed.clauses if c.prefix]
-    return Marks([*parsed.terms, *extra_terms], prefixes=prefixes)
+    wholes: set[str] = set()
+    parts: set[str] = set()
+    typed: list[str] = []
+    for word in re.findall(r'[^\s"]+', query):
+        word = word.lstrip("-").rstrip("*").strip(".,;:!?")
+        found = default_tokenizer().terms(word)
+        wholes.update(found[:1])
+        parts.update(found[1:])
+        if len(found) > 1:
+            typed.append(word.lower())
+    return Marks([*parsed.terms, *extra_terms], prefixes=prefixes, parts=sorted(parts - wholes), wholes=typed)
 
 
 def item_text(item: Item) -> str:
@@ -115,29 +143,41 @@ def item_at(block: Block, sequence: int) -> int:
 def snippet_match(
     blocks: Sequence[Block], matches: Sequence[Match], marks: Marks, block: int, snippet: str
 ) -> int | None:
-    """The match the hit list's ``snippet`` showed: in the step of ``block`` whose text holds
-    the snippet, the token inside it carrying the most query terms (the first of equals)."""
+    """The match the hit list's ``snippet`` showed: in the step of ``block`` the snippet came
+    from (:func:`core.query.landing.source_of`: the step holding it, or most of its words
+    when it straddles two), the match inside the snippet's words carrying the most query
+    terms (the first of equals); else the step's first match, else the first after it."""
     from core.index.tokenize import default_tokenizer
+    from core.query.landing import source_of
 
-    probe = snippet.strip("…").strip()
+    probe = " ".join(snippet.split()).strip("…").strip()
     if len(probe) < 8:
         return None
+    source = blocks[block]
+    steps = ([PROMPT] if source.prompt else []) + list(range(len(source.items)))
+    texts = [source.prompt if step == PROMPT else item_text(source.items[step]) for step in steps]
+    at = source_of(texts, probe, marks.terms)
+    if at is None:
+        return None
+    item, flat = steps[at], " ".join(texts[at].split())
+    start = flat.find(probe)
+    if start >= 0:
+        region = (start, start + len(probe))
+    else:  # the snippet straddles two steps: the part of it in this one
+        from difflib import SequenceMatcher
+
+        common = SequenceMatcher(None, flat, probe, autojunk=False).find_longest_match(0, len(flat), 0, len(probe))
+        region = (common.a, common.a + common.size)
     terms, expand = set(marks.terms), default_tokenizer().terms
-    items = sorted({m.item for m in matches if m.block == block})
-    for item in items:
-        source = blocks[block]
-        flat = " ".join((source.prompt if item == PROMPT else item_text(source.items[item])).split())
-        at = flat.find(probe)
-        if at < 0:
-            continue
-        spans = marks.spans(flat)
-        inside = [(k, a, b) for k, (a, b) in enumerate(spans) if at <= a and b <= at + len(probe)]
-        if not inside:
-            continue
+    spans = marks.spans(flat)
+    inside = [(k, a, b) for k, (a, b) in enumerate(spans) if region[0] <= a and b <= region[1]]
+    if inside:
         k = max(inside, key=lambda s: (len(terms.intersection(expand(flat[s[1]:s[2]]))), -s[0]))[0]
         wanted = Match(block, item, k)
-        return next((i for i, m in enumerate(matches) if m == wanted), None)
-    return None
+        found = next((i for i, m in enumerate(matches) if m == wanted), None)
+        if found is not None:
+            return found
+    return first_match_at(matches, block, item)
 
 
 def first_match_at(matches: Sequence[Match], block: int, item: int) -> int | None:

@@ -144,7 +144,10 @@ def load_conversation(
             # the turns are all the reader needs (snippets were half of this search)
             found.extend(archive.search(query, session_id=session.session_id, limit=READER_HIT_LIMIT, typing=True, snippets=False))
         hits = hit_blocks(blocks, found)
-    marks, matches, target_match = reader_matches(blocks, query, found, target, focus_sequence, focus_snippet)
+    from core.query.weighty import archive_weighty_terms
+
+    weighty = archive_weighty_terms(archive, query) if query.strip() else None
+    marks, matches, target_match = reader_matches(blocks, query, found, target, focus_sequence, focus_snippet, weighty)
     return ConversationLoaded(
         ref=resolved.ref or ref,
         sessions=sessions,
@@ -163,15 +166,17 @@ def load_conversation(
 
 
 def reader_matches(
-    blocks: list[Any], query: str, found: list[Any], target: int | None, sequence: int | None, snippet: str = ""
+    blocks: list[Any], query: str, found: list[Any], target: int | None, sequence: int | None, snippet: str = "",
+    weighty: Any = None,
 ) -> tuple[Any, list[Any], int | None]:
     """The marks the reader highlights (the hits' ``match_terms``: the typed prefix
-    expanded as in the hit list), their matches, and the one to open at: the first in
-    the chosen hit's ``snippet`` (what the hit list showed), else the first from its passage
-    (``sequence``) on, else the first in its turn."""
+    expanded as in the hit list; an identifier whole, its parts only where the turn holds
+    no whole one; a prose query's ``weighty`` terms only), their matches, and the one to
+    open at: the one in the chosen hit's ``snippet`` (what the hit list showed, in the step
+    it came from), else the first from its passage (``sequence``) on, else the first in its turn."""
     if not query.strip():
         return None, [], None
-    marks = query_marks(query, [t for hit in found for t in hit.match_terms])
+    marks = query_marks(query, [t for hit in found for t in hit.match_terms], weighty)
     if target is None:
         return marks, [], None
     # only the target turn's now (the whole of a 2,000-turn session takes ~200 ms): the
@@ -179,6 +184,9 @@ def reader_matches(
     matches = block_matches(target, blocks[target], marks)
     if not matches:
         target, matches = _continued_match(blocks, target, marks)
+    if not matches and marks.parts:  # the turn holds the identifier's parts only: those are its matches
+        marks = marks.with_parts()
+        matches = block_matches(target, blocks[target], marks)
     item = item_at(blocks[target], sequence) if sequence is not None else PROMPT
     chosen = snippet_match(blocks, matches, marks, target, snippet) if snippet else None
     return marks, matches, chosen if chosen is not None else first_match_at(matches, target, item)

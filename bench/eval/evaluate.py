@@ -149,7 +149,7 @@ def run_relay(home: Path, queries: list[dict[str, Any]], cli: bool, mode: str = 
 
     t0 = time.perf_counter()
     archive = Archive.open(Config.from_env(env))
-    archive.wait_semantic()  # hybrid recall measured whole: every passage embedded first
+    archive.semantic.run_foreground()  # hybrid recall measured whole: every passage embedded first (all cores)
     report.build_seconds = time.perf_counter() - t0
     try:
         for q in queries:

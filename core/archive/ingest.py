@@ -22,6 +22,7 @@ from core.index.segment import Segment, build_from_coo, save_segment
 from core.index.tokenize import default_tokenizer
 from core.model import FileMeta, Usage
 from core.sources import MAIN, SourceFile, get_source
+from core.sources.regular import open_regular
 from core.timeutil import parse_ts
 
 from . import usage_records as usage_rows
@@ -203,7 +204,7 @@ def fingerprint(path: Path, offset: int) -> str | None:
     if offset <= 0:
         return None
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(min(offset, FINGERPRINT_BYTES))
             handle.seek(max(0, offset - FINGERPRINT_BYTES))
             tail = handle.read(min(offset, FINGERPRINT_BYTES))
@@ -291,7 +292,8 @@ def _strip_indexed(out: JobOutput) -> None:
     """
     out.postings = Postings.empty()
     out.docs = [
-        TurnDoc(d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, "", "", d.body[:BODY_CHARS], d.is_sidechain, d.seen)
+        TurnDoc(d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, "", "", d.body[:BODY_CHARS], d.is_sidechain, d.marks,
+                d.seen)
         for d in out.docs
     ]
     if out.state_blob:

@@ -24,7 +24,7 @@ from core.views import Progress, UpdateResult
 
 from .catalog import Catalog, CatalogError, disk_full_is_an_error, is_damage, out_of_space, unwritable
 from .indexer import Indexer
-from .store import WriterLock, open_catalog
+from .store import WriterLock, check_layout, open_catalog
 from .upkeep import Upkeep
 
 
@@ -61,7 +61,9 @@ def cannot_update(cache: Path, exc: BaseException) -> str:
 
 def take_writer_lock(lock: WriterLock, want: bool, wait: float) -> tuple[bool, str | None]:
     """Whether this process writes the cache, and the line saying why not when it
-    wanted to but the cache directory cannot be written (read-only, full)."""
+    wanted to but the cache directory cannot be written (read-only, full). A file where
+    the cache dir belongs raises :class:`~core.archive.store.CacheLayoutError` (one line)."""
+    check_layout(lock.path.parent)
     if not want:
         return False, None
     try:

@@ -19,6 +19,7 @@ import numpy as np
 
 from core.config import Config
 from core.sources import MAIN, SourceFile, all_sources, discovery, get_source
+from core.sources.regular import is_regular
 
 from .catalog import Catalog
 from .ingest import Job, same_bytes_read
@@ -91,7 +92,15 @@ class Planner:
         next_file = self.next_file_id()
         for key, file in found.items():
             row = known.get(key)
-            job = self.job_for(file, row, next_file)
+            try:
+                stat = file.path.stat()
+            except OSError:
+                continue
+            if not is_regular(stat.st_mode):  # a FIFO, a device: never read (core/sources/regular.py)
+                if row is not None:
+                    gone.append(key)
+                continue
+            job = self.job_for(file, row, next_file, stat)
             if job is not None:
                 jobs.append(job)
                 if row is None:
@@ -102,11 +111,14 @@ class Planner:
         got = self.catalog.db.execute("SELECT max(file_id) FROM files").fetchone()[0]
         return (got or 0) + 1
 
-    def job_for(self, file: SourceFile, row: dict | None, new_file_id: int) -> Job | None:
-        try:
-            stat = file.path.stat()
-        except OSError:
-            return None
+    def job_for(self, file: SourceFile, row: dict | None, new_file_id: int, stat: os.stat_result | None = None) -> Job | None:
+        if stat is None:
+            try:
+                stat = file.path.stat()
+            except OSError:
+                return None
+            if not is_regular(stat.st_mode):
+                return None
         size = stat.st_size
         if row is None:
             return Job(file, new_file_id, size=size, mtime_ns=stat.st_mtime_ns)

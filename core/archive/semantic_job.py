@@ -1,11 +1,21 @@
-"""Embedding passages in the background, after BM25 is published.
+"""Embedding passages after BM25 is published: the newest first, never in a search's way.
 
-The writer process (the app, ``mcp``, ``serve``, ``relay-search index``) embeds every
-alive passage that has no vector yet, in one thread at the lowest priority with one
-onnxruntime thread, writing a vector file per batch (:mod:`core.semantic.vectors`).
-A search never waits for it: it fuses what is embedded so far. A one-shot CLI search
-does not embed (it would pay the model's start-up and be killed mid-batch); it uses
-the vectors the other processes wrote.
+Every alive passage without vectors is embedded (its slots: :mod:`core.semantic.passages`),
+the most recent first, so the last days people search most have meaning-based recall
+within seconds of a first start; a file of vectors is written per batch, so whatever
+stops the job (Ctrl-C, kill, a full disk) keeps every batch done and the next run goes
+on from there. Two ways to run it:
+
+* in the background of a long-lived writer (the app, ``mcp``, ``serve``): one thread at
+  the lowest priority, one text per model run (:meth:`SemanticJob.kick`);
+* in the foreground of ``relay-search index``: one thread per core and a progress
+  callback (:meth:`SemanticJob.run_foreground`).
+
+A search never waits for it: it fuses what is embedded so far and says how many
+passages still lack vectors. A one-shot CLI search does not embed (it would pay the
+model's start-up and be killed mid-batch); it uses the vectors the other processes wrote.
+A slot whose text was embedded before (a turn that grew keeps its earlier messages; a
+repeated boilerplate answer) reuses that vector instead of running the model again.
 """
 
 from __future__ import annotations
@@ -13,7 +23,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +33,8 @@ import numpy as np
 
 from core.memory import release_freed_memory
 from core.semantic.embedder import DIM, MODEL_ID, Embedder, ModelState, load, model_state
+from core.semantic.passages import Slot, slots
+from core.semantic.query_vectors import QueryVectors
 from core.semantic.vectors import VectorStore
 
 if TYPE_CHECKING:
@@ -30,13 +43,11 @@ if TYPE_CHECKING:
 
     from .catalog import Catalog
 
-FILE_BATCH = 256  # passages per vector file
+FILE_BATCH = 64  # passages per vector file (~300 slots, a few seconds: what an interrupted run loses at most)
 MAX_FAILURES = 3  # passes failing in a row before the job gives up and the stats say why
-# Passages per model run (similar lengths together: little padding). Not a memory knob: the
-# int8 graph quantizes a run's activations with one scale for the whole run, so another
-# size gives other vectors (one passage per run: 192 MB instead of 235 at peak, but the
-# dev eval's R@1 fell 0.794 → 0.786; issue 25).
-RUN_BATCH = 16
+TRIM_EVERY = 64  # model runs between returning freed memory to the system (issue 25)
+
+Progress = Callable[[int, int], None]  # (passages embedded, passages to embed) after each batch
 
 
 class EmbeddedArchive(Protocol):
@@ -49,19 +60,29 @@ class EmbeddedArchive(Protocol):
     _snapshot: Snapshot | None
 
 
-def alive_doc_ids(snapshot: Snapshot | None) -> np.ndarray:
+def alive_passages(snapshot: Snapshot | None) -> tuple[np.ndarray, np.ndarray]:
+    """The alive passages' doc ids (sorted) and their times (epoch seconds, aligned)."""
     if snapshot is None or not snapshot.segments:
-        return np.zeros(0, dtype=np.int64)
-    return np.sort(
-        np.concatenate(
-            [np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
-        )
-    )
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    pairs = list(zip(snapshot.segments, snapshot.alive, strict=True))
+    ids = np.concatenate([np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in pairs])
+    ts = np.concatenate([np.asarray(s.ts, dtype=np.float64)[a] for s, a in pairs])
+    order = np.argsort(ids, kind="stable")
+    return ids[order], ts[order]
 
 
-def _batches(ids: np.ndarray, size: int) -> Iterator[np.ndarray]:
-    for start in range(0, ids.shape[0], size):
-        yield ids[start : start + size]
+def alive_doc_ids(snapshot: Snapshot | None) -> np.ndarray:
+    return alive_passages(snapshot)[0]
+
+
+def cpu_count() -> int:
+    """The cores this process may run on (a CPU affinity or a container's cpuset counts)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def newest_first(ids: np.ndarray, ts: np.ndarray) -> np.ndarray:
+    """``ids`` ordered by time, the most recent first (then by doc id, newest first)."""
+    return ids[np.lexsort((-ids, -np.nan_to_num(ts, nan=0.0)))]
 
 
 class SemanticJob:
@@ -70,6 +91,7 @@ class SemanticJob:
     def __init__(self, archive: EmbeddedArchive) -> None:
         self._archive = archive
         self.store = VectorStore(archive.cache, MODEL_ID)
+        self._queries = QueryVectors(self.store.folder)
         self._thread: threading.Thread | None = None
         self._again = threading.Event()
         self._idle = threading.Event()
@@ -84,23 +106,42 @@ class SemanticJob:
         return self._archive.config.env
 
     def state(self) -> ModelState:
-        state = model_state(self._archive.config.env)
+        state = model_state(self._archive.config.env, self._archive.cache)
         if state.on and self._failure:
             return ModelState(False, self._failure, folder=state.folder)
         return state
 
+    def embedder(self) -> Embedder | None:
+        return load(self._archive.config.env, self._archive.cache)
+
+    def query_vector(self, query: str) -> np.ndarray | None:
+        """``query``'s vector: remembered in the cache (no model loaded), else embedded and remembered."""
+        vector = self._queries.get(query)
+        if vector is None:
+            embedder = self.embedder()
+            if embedder is None:
+                return None
+            vector = embedder.embed_query(query)
+            self._queries.put(query, vector)
+        return vector
+
+    def counts(self) -> tuple[int, int]:
+        """(passages embedded, alive passages): what a search without all vectors says."""
+        alive = alive_doc_ids(self._archive._snapshot)
+        embedded = int(np.isin(alive, self.store.doc_ids()[0], kind="sort").sum()) if alive.shape[0] else 0
+        return embedded, int(alive.shape[0])
+
     def summary(self) -> dict[str, Any]:
         """What ``index --stats``, MCP, HTTP and the app say about semantic recall."""
         state = self.state()
-        alive = alive_doc_ids(self._archive._snapshot)
-        embedded = int(np.isin(alive, self.store.doc_ids()[0]).sum()) if alive.shape[0] else 0
+        embedded, passages = self.counts()
         return {
             "on": state.on, "reason": state.reason, "model": state.model_id,
-            "embedded": embedded, "passages": int(alive.shape[0]), "vector_bytes": self.store.nbytes(),
+            "embedded": embedded, "passages": passages, "vector_bytes": self.store.nbytes(),
         }  # fmt: skip
 
     def kick(self) -> None:
-        """Embed what is missing (the writer only); returns at once."""
+        """Embed what is missing in the background (the writer only); returns at once."""
         if not self._archive.writer or self._stop.is_set() or not self.state().on:
             return
         self._idle.clear()
@@ -122,22 +163,42 @@ class SemanticJob:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def run_foreground(self, progress: Progress | None = None, *, threads: int | None = None) -> tuple[int, int]:
+        """Embed every passage without vectors now, ``threads`` model runs at a time (default: one per
+        core), the newest first; returns (passages embedded by this call, passages that were missing).
+        A KeyboardInterrupt stops it after the batch files written so far."""
+        if not self._archive.writer or not self.state().on:
+            return 0, 0
+        embedder = self.embedder()
+        if embedder is None:
+            return 0, 0
+        workers = max(1, threads or cpu_count())
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="relay-search-embed") as pool:
+
+            def embed_all(texts: list[str]) -> list[np.ndarray]:
+                return list(pool.map(embedder.embed_one, texts)) if workers > 1 else [embedder.embed_one(t) for t in texts]
+
+            try:
+                return self._embed_missing(embed_all, progress)
+            except KeyboardInterrupt:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+
     def _run(self) -> None:
         try:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # Linux: this thread only
         except (AttributeError, OSError):
             pass
-        # the query side's model too, so a long-lived process's first prose query is quick
-        load(self._archive.config.env)
-        embedder = load(self._archive.config.env, role="background")
-        if embedder is None:  # the files passed their checks, yet the runtime refused them
-            self._failure = self._failure or "the model failed to load (onnxruntime refused it)"
+        embedder = self.embedder()  # (also the query side's: a long-lived process's first prose query is quick)
+        if embedder is None:  # the files passed their checks, yet the runtime or the tokenizer refused them
+            self._failure = self._failure or self.state().reason or "the model failed to load"
             self._idle.set()
             return
         failures = 0
         while not self._stop.is_set():
             try:
-                done = self._embed_missing(embedder)
+                embedded, missing = self._embed_missing(lambda texts: [embedder.embed_one(t) for t in texts])
+                done = embedded >= missing
                 failures = 0
             except Exception as exc:  # never in the way: what is not embedded is found by words
                 if self._stop.is_set():
@@ -154,40 +215,66 @@ class SemanticJob:
             self._again.wait()
         self._idle.set()
 
-    def _embed_missing(self, embedder: Embedder) -> bool:
-        """One pass: embed every alive passage without a vector, a file per batch. True when done;
-        False when a newer snapshot (a kick), a rebuild (:meth:`paused`) or closing cut it short."""
+    def _embed_missing(self, embed_texts: Callable[[list[str]], list[np.ndarray]], progress: Progress | None = None) -> tuple[int, int]:
+        """One pass: embed every alive passage without vectors, newest first, a file per batch. Returns
+        (passages embedded, passages missing at the start); fewer when a newer snapshot (a kick), a
+        rebuild (:meth:`paused`) or closing cut it short."""
         self._again.clear()
         epoch = self._epoch
         self.store.prepare()
         self.store.remove_damaged()
-        alive = alive_doc_ids(self._archive._snapshot)
-        missing = alive[~np.isin(alive, self.store.doc_ids()[0])]
-        self.pending = int(missing.shape[0])
-        for ids in _batches(missing, FILE_BATCH):
+        alive, ts = alive_passages(self._archive._snapshot)
+        lacking = ~np.isin(alive, self.store.doc_ids()[0], kind="sort")
+        missing = newest_first(alive[lacking], ts[lacking])
+        total = int(missing.shape[0])
+        self.pending = total
+        done = 0
+        if progress is not None:
+            progress(0, total)
+        for start in range(0, total, FILE_BATCH):
             with self._batch_lock:  # a rebuild waits for this batch; its doc ids mean other passages after it
                 if self._stop.is_set() or self._again.is_set() or self._epoch != epoch:
                     self._again.set()
-                    return False
-                docs = self._archive.catalog.docs(ids.tolist())
-                ids = np.array([i for i in ids.tolist() if i in docs], dtype=np.int64)
-                texts = [docs[i]["body"] or "" for i in ids.tolist()]
-                order = np.argsort([len(t) for t in texts], kind="stable")
-                vectors = np.zeros((ids.shape[0], DIM), dtype=np.float16)  # as stored: half the bytes
-                for run in _batches(order, RUN_BATCH):
-                    if self._stop.is_set():  # closing: a model run takes a fraction of a second, a file several
-                        return False
-                    vectors[run] = embedder.embed([texts[j] for j in run.tolist()])
-                    # A run's activations (~100 MB for 16 passages) are freed, but glibc keeps them
-                    # fragmented: trimmed, the peak is ~13 MB lower (220 → 207 MB embedding 1,500
-                    # passages) and the resident set falls back to ~105 MB between runs, not ~200
-                    # (issue 25); a trim costs ~4 ms beside a run's ~270 ms (measured loaded).
-                    release_freed_memory()
-                if ids.shape[0]:
-                    self.store.add(ids, vectors)
-            self.pending = max(0, self.pending - int(ids.shape[0]))
+                    return done, total
+                batch = missing[start : start + FILE_BATCH].tolist()
+                self._embed_batch(batch, embed_texts)
+            done += len(batch)
+            self.pending = max(0, total - done)
+            if progress is not None:
+                progress(done, total)
         self.store.merge(alive)
-        return True
+        return done, total
+
+    def _embed_batch(self, batch: list[int], embed_texts: Callable[[list[str]], list[np.ndarray]]) -> None:
+        """Every slot of ``batch``'s passages, as one file: known texts reuse their vectors, each new text
+        is embedded once."""
+        docs = self._archive.catalog.docs(batch)
+        rows: list[tuple[int, Slot]] = [
+            (doc_id, slot) for doc_id in batch if doc_id in docs
+            for slot in slots(docs[doc_id]["body"], docs[doc_id].get("marks"), docs[doc_id]["first_seq"])
+        ]  # fmt: skip
+        if not rows:
+            return
+        keys = np.array([slot.key for _, slot in rows], dtype=np.int64)
+        known = self.store.stored_vectors(keys)
+        new: dict[int, str] = {}
+        for _, slot in rows:
+            if slot.key not in known:
+                new.setdefault(slot.key, slot.text)
+        texts = list(new.values())
+        made: list[np.ndarray] = []
+        for at in range(0, len(texts), TRIM_EVERY):
+            if self._stop.is_set():  # closing: a model run takes milliseconds, a batch seconds
+                return
+            made += embed_texts(texts[at : at + TRIM_EVERY])
+            release_freed_memory()  # glibc keeps the runs' freed activations otherwise (issue 25)
+        known.update(zip(new, made))
+        vectors = np.zeros((len(rows), DIM), dtype=np.float16)  # as stored: half the bytes
+        for i, (_, slot) in enumerate(rows):
+            vectors[i] = known[slot.key]
+        ids = np.array([doc_id for doc_id, _ in rows], dtype=np.int64)
+        seqs = np.array([slot.sequence for _, slot in rows], dtype=np.int64)
+        self.store.add(ids, seqs, keys, vectors)
 
     @contextmanager
     def paused(self) -> Iterator[None]:

@@ -12,10 +12,12 @@ import fcntl
 import os
 import shutil
 import sqlite3
+import stat
 import sys
 import time
 from pathlib import Path
 
+from core.errors import StoreError
 from core.index.tokenize import TOKENIZER_VERSION
 from core.semantic.vectors import VECTORS_DIR
 from core.sources import PARSER_VERSION
@@ -114,6 +116,9 @@ def open_catalog(cache: Path, *, writer: bool, verify: bool = False) -> tuple[Ca
         try:
             if path.exists() and not path.is_file():
                 raise CatalogError(f"{path.name} is not a file")
+            for name in (SEGMENTS_DIR, VECTORS_DIR):  # (a file in a dir's place: ours, so rebuilt)
+                if os.path.lexists(cache / name) and not (cache / name).is_dir():
+                    raise CatalogError(f"{name} is not a directory")
             catalog = Catalog(path)
             made_with = catalog.get_meta("index_format")
             if made_with != INDEX_FORMAT and catalog.files(("file_id",), "LIMIT 1"):
@@ -136,16 +141,100 @@ def open_catalog(cache: Path, *, writer: bool, verify: bool = False) -> tuple[Ca
 
 def wipe_cache(cache: Path) -> None:
     """Remove the catalog and segments, whatever they have become (a dir, a link)."""
-    for name in (CATALOG_FILE, CATALOG_FILE + "-wal", CATALOG_FILE + "-shm"):
-        target = cache / name
-        try:
-            target.unlink()
-        except FileNotFoundError:
-            pass
-        except (IsADirectoryError, PermissionError):  # (PermissionError: unlink of a dir on macOS)
+    for name in (CATALOG_FILE, CATALOG_FILE + "-wal", CATALOG_FILE + "-shm", SEGMENTS_DIR, VECTORS_DIR):
+        _remove(cache / name)  # (vectors: keyed by doc ids, which a new catalog reuses)
+
+
+def _remove(target: Path) -> None:
+    """``target`` gone, whatever it is (a file, a dir, a link)."""
+    try:
+        if target.is_dir() and not target.is_symlink():
             shutil.rmtree(target, ignore_errors=True)
-    shutil.rmtree(cache / SEGMENTS_DIR, ignore_errors=True)
-    shutil.rmtree(cache / VECTORS_DIR, ignore_errors=True)  # keyed by doc ids, which a new catalog reuses
+        else:
+            target.unlink()
+    except FileNotFoundError:
+        pass
+    except (IsADirectoryError, PermissionError):  # (PermissionError: unlink of a dir on macOS)
+        shutil.rmtree(target, ignore_errors=True)
+
+
+# --- a cache path that is not a directory -------------------------------------------------
+#
+# The cache dir is named by relay-search, but a file found in its place (or in place of
+# a dir above it) may be someone's: it is never deleted. Every command says so in one
+# line and exits 1; `relay-search index --rebuild` moves a file at the cache path aside
+# (renamed, kept) and builds the cache. What is inside the cache dir is ours: a file
+# where segments/ or vectors/ belongs, or a dir where a lock file belongs, is removed.
+
+
+class CacheLayoutError(StoreError):
+    """The cache path cannot be a directory; the message says which path and what to do."""
+
+
+def _kind(path: Path) -> str | None:
+    """What ``path`` is when it is not a directory ("a file"), None if it is one or is absent."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a link to nothing" if os.path.islink(path) else None
+    except NotADirectoryError:
+        return None  # (a dir above it is the one that is not)
+    if stat.S_ISDIR(mode):
+        return None
+    return "a file" if stat.S_ISREG(mode) else "not a directory"
+
+
+def check_layout(cache: Path) -> None:
+    """Raise :class:`CacheLayoutError` if ``cache`` or a dir above it is something else
+    than a directory; mend lock files that became directories (ours, and empty of
+    anything that matters)."""
+    for path in (cache, *cache.parents):
+        kind = _kind(path)
+        if kind is not None:
+            if path == cache:
+                raise CacheLayoutError(
+                    f"the cache path {cache} is {kind}, not a directory: move it away or remove it "
+                    "(`relay-search index --rebuild` moves it aside and builds the cache)")  # fmt: skip
+            raise CacheLayoutError(f"cannot make the cache directory {cache}: {path} is {kind}, not a directory; move it away or remove it")
+        if os.path.isdir(path):
+            break
+    for name in ("writer.lock", "readers.lock"):
+        if (cache / name).is_dir() and not (cache / name).is_symlink():
+            shutil.rmtree(cache / name, ignore_errors=True)
+
+
+def move_aside(cache: Path) -> str | None:
+    """A file (or link) where the cache dir belongs renamed aside; the line that says so."""
+    kind = _kind(cache)
+    if kind is None:
+        return None
+    aside = cache.with_name(cache.name + ".moved-aside")
+    n = 1
+    while os.path.lexists(aside):
+        aside = cache.with_name(f"{cache.name}.moved-aside.{n}")
+        n += 1
+    try:
+        os.rename(cache, aside)
+    except OSError as exc:
+        raise CacheLayoutError(f"the cache path {cache} is {kind}, not a directory, and moving it aside failed ({exc.strerror}): move it away or remove it") from exc
+    return f"relay-search: the cache path {cache} was {kind}, not a directory: moved it to {aside}; building the cache"
+
+
+def cache_error_line(cache: Path, exc: BaseException) -> str | None:
+    """One line for an error of the file system inside the cache (unreadable, not a
+    directory): which path, and what to do. None when ``exc`` is not one."""
+    name = getattr(exc, "filename", None)
+    if not isinstance(exc, OSError) or not isinstance(name, str):
+        return None
+    path = Path(name)
+    if path != cache and cache not in path.parents:
+        return None
+    what = exc.strerror or type(exc).__name__
+    if isinstance(exc, PermissionError):
+        todo = f"give this user read and write access to {cache}, or remove it (it is rebuilt on demand)"
+    else:
+        todo = f"remove {cache} (it is rebuilt on demand) or run `relay-search index --rebuild`"
+    return f"relay-search: cannot use the cache: {path}: {what}; {todo}"
 
 
 def discard_damaged_cache(cache: Path, exc: BaseException) -> str:

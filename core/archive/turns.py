@@ -185,6 +185,7 @@ class DocBuilder:
             "ts": entry.timestamp,
             "user": prompt,
             "assistant": [],
+            "answer_seqs": [],  # the sequence of each answer text, for the body's marks
             "assistant_len": 0,
             "names": [],
             "notes": [],
@@ -208,12 +209,14 @@ class DocBuilder:
                 acc["user"].append(entry.text)
             elif entry.role == "assistant":
                 acc["assistant"].append(entry.text)
+                acc.setdefault("answer_seqs", []).append(seq)
                 acc["assistant_len"] += len(entry.text)
             elif entry.text:
                 # a system note: what the agent showed besides the conversation (hook output,
                 # errors, command output, IDE context, markers): ranked like tool output, shown
                 # in snippets and phrases like the answer
                 acc["notes"].append(entry.text)
+                acc.setdefault("note_seqs", []).append(seq)
                 acc["tools"].append(entry.text)
                 acc["tools_len"] += len(entry.text) + 1
         elif kind == "summary" and entry.text:
@@ -223,6 +226,7 @@ class DocBuilder:
                 _see(acc, entry.text)
             else:  # an away summary: a few sentences about the work, ranked like an answer
                 acc["notes"].append(entry.text)
+                acc.setdefault("note_seqs", []).append(seq)
                 acc["summaries"] = [*acc.get("summaries", ()), entry.text]
         elif kind == "tool_use":
             name = entry.tool_name or "tool"
@@ -241,7 +245,8 @@ class DocBuilder:
         user = "\n".join(acc["user"])
         assistant = "\n".join(acc["assistant"])
         notes = "\n".join(acc.get("notes", ()))  # (an open turn carried from an older state has none)
-        body = f"{user}\n{assistant}\n{notes}".strip() if notes else f"{user}\n{assistant}".strip()
+        raw = f"{user}\n{assistant}\n{notes}" if notes else f"{user}\n{assistant}"
+        body = raw.strip()
         summaries = "\n".join(acc.get("summaries", ()))
         body_ranked = f"{user}\n{assistant}\n{summaries}".strip() if summaries else f"{user}\n{assistant}".strip()
         names = " ".join(dict.fromkeys(acc["names"]))
@@ -255,6 +260,7 @@ class DocBuilder:
             tools="\n".join(acc["tools"]),
             body=body[:MAIN_FIELD_CAP],
             is_sidechain=bool(acc["side"]),
+            marks=_answer_marks(acc, len(user) + 1 - (len(raw) - len(raw.lstrip()))),
             seen="\n".join(acc.get("seen", ()))[:SEEN_CHARS],
         )
 
@@ -264,6 +270,24 @@ def _see(acc: dict[str, Any], text: str) -> None:
     if acc.get("seen_len", 0) < SEEN_CHARS:
         acc.setdefault("seen", []).append(text)
         acc["seen_len"] = acc.get("seen_len", 0) + len(text) + 1
+
+
+def _answer_marks(acc: dict[str, Any], base: int) -> tuple[int, ...]:
+    """(sequence, start in the body) of each answer text, flat; ``base``: where the answer starts.
+    The notes after the answer (:meth:`DocBuilder._add`) are one more mark, at the first note's
+    sequence, so the last answer message ends where they begin."""
+    seqs = acc.get("answer_seqs") or []
+    if len(seqs) != len(acc["assistant"]):  # a state written before marks were kept
+        return ()
+    marks: list[int] = []
+    start = base
+    for seq, text in zip(seqs, acc["assistant"]):
+        marks += (seq, max(0, start))
+        start += len(text) + 1
+    if acc.get("notes") and acc.get("note_seqs"):
+        start = base + sum(len(text) + 1 for text in acc["assistant"]) if acc["assistant"] else base + 1
+        marks += (acc["note_seqs"][0], max(0, start))
+    return tuple(marks)
 
 
 def build_turns(messages: Iterable[Message]) -> list[Turn]:

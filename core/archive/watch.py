@@ -10,6 +10,16 @@ is noticed by the same poll (its path no longer names the directory watched, or
 watchdog said the directory itself was deleted: a new one may get the old inode
 back): its watch is dropped, the root is synced (its files gone: its sessions leave
 the index) and watched again once it exists again.
+
+Events the kernel dropped are not lost for good. inotify queues a process's events
+(``fs.inotify.max_queued_events``, 16,384 by default); a flood of changes (50,000
+new session files at once) fills the queue faster than it drains and the kernel
+drops what follows, saying only "overflow". watchdog then rebuilds its watches and
+logs a warning, but no handler hears of it: that warning is the sign (watched for
+here). A watch whose emitter thread died (any watcher error) is the other. Either
+way every root is synced whole at the next poll, as at start: the files written
+during the flood are found by listing the roots (a full sync: ~5 s at 100,000
+files, once per overflow however many events were lost).
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ import logging
 import stat
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,6 +64,35 @@ class _Handler(FileSystemEventHandler):
             self.sink(Path(str(dest)))
 
 
+# watchdog's inotify modules, whose warning on an overflow is the only sign of one
+OVERFLOW_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+_live: weakref.WeakSet[Watcher] = weakref.WeakSet()
+_hooked = threading.Lock()
+
+
+class _OverflowSignal(logging.Handler):
+    """Marks every live watcher as having lost events when watchdog logs an overflow.
+
+    (It only sets a flag: it runs on watchdog's thread, inside watchdog's locks, which
+    a watcher's own thread may be waiting for while it schedules a root.)
+    """
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in str(record.msg).lower():
+            for watcher in list(_live):
+                watcher.events_lost = True
+
+
+def _watch_for_overflows() -> None:
+    if not _hooked.acquire(blocking=False):
+        return  # (once per process)
+    for name in OVERFLOW_LOGGERS:
+        logger = logging.getLogger(name)
+        logger.addHandler(_OverflowSignal(logging.WARNING))
+        if logger.getEffectiveLevel() > logging.WARNING:  # (a quieter logging setup must not hide it)
+            logger.setLevel(logging.WARNING)
+
+
 class Watcher:
     def __init__(self, roots: list[Path], on_paths: Callable[[set[Path]], object]) -> None:
         self.roots = roots
@@ -65,12 +105,15 @@ class Watcher:
         self._last_event = 0.0
         self._cond = threading.Condition()
         self._stop = False
+        self.events_lost = False  # set from watchdog's thread (an overflow): every root is synced whole
         self._thread = threading.Thread(target=self._loop, name="relay-search-watch", daemon=True)
 
     def start(self) -> None:
         """Watch the roots; returns once every existing root is watched (watchdog's
         emitters add their inotify/kqueue watches in ``start``, not on their thread),
         so a change made after it is seen: callers await nothing more."""
+        _watch_for_overflows()
+        _live.add(self)
         self._add_roots()
         self._observer.start()
         self._thread.start()
@@ -105,11 +148,16 @@ class Watcher:
         return added
 
     def _dropped_roots(self) -> list[Path]:
-        """Watched roots whose path no longer names the watched dir, or reported deleted: unwatched."""
+        """Watched roots whose path no longer names the watched dir, reported deleted, or
+        whose emitter died (an error in watchdog's thread): unwatched."""
         dropped = []
+        alive = self._live_watches()
         for root, (watch, identity) in list(self._watched.items()):
-            if _identity(root) == identity and root not in self._gone:
+            moved = _identity(root) != identity or root in self._gone
+            if not moved and (alive is None or watch in alive):
                 continue
+            if not moved:
+                log.warning("relay-search: the watch on %s stopped; syncing it whole and watching it again", root)
             del self._watched[root]
             self._gone.discard(root)
             try:
@@ -119,9 +167,21 @@ class Watcher:
             dropped.append(root)
         return dropped
 
+    def _live_watches(self) -> set[ObservedWatch] | None:
+        try:
+            return {emitter.watch for emitter in list(self._observer.emitters) if emitter.is_alive()}
+        except RuntimeError:  # (the set changed while copied: ask again at the next poll)
+            return None
+
     def _poll_roots(self) -> set[Path]:
-        """Roots gone, replaced or new since the last poll: the paths to sync."""
+        """Roots gone, replaced, new or that lost events since the last poll: the paths to sync."""
         changed = set(self._dropped_roots())
+        if self.events_lost:
+            self.events_lost = False
+            lost = [r for r in self.roots if r in self._watched]
+            log.warning("relay-search: file events were lost (a flood of changes); syncing %s whole",
+                        ", ".join(map(str, lost)) or "nothing")  # fmt: skip
+            changed.update(lost)
         new_roots = [r for r in self.roots if r not in self._watched and r.is_dir()]
         if new_roots and self._add_roots():
             changed.update(r for r in new_roots if r in self._watched)

@@ -36,6 +36,7 @@ from core.errors import BadInput, RelayError
 from core.query.syntax import search_results
 from core.views import session_list_dict, session_message_dict
 
+from .http_conn import BODY_TIMEOUT, McpBody
 from .mcp import build_server
 from .mcp.common import _scoped
 
@@ -148,7 +149,7 @@ def _handlers(archive: Archive) -> list[Route]:
                 sort=_opt(p, "sort") or "relevance", offset=_int(p, "offset", 0, 0), group=_opt(p, "group"),
                 mode=_opt(p, "mode") or "auto",
             )  # fmt: skip
-            return search_results(q, hits)
+            return search_results(q, hits, archive.meaning_gap(q, _opt(p, "mode") or "auto", _opt(p, "sort") or "relevance"))
 
         return await call(query)
 
@@ -261,12 +262,15 @@ def _loopback_host(host_header: str) -> bool:
 # --- app -----------------------------------------------------------------------------
 
 
-def build_http_app(archive: Archive, *, token: str | None = None, host: str = "127.0.0.1") -> Starlette:
+def build_http_app(archive: Archive, *, token: str | None = None, host: str = "127.0.0.1",
+                   body_timeout: float = BODY_TIMEOUT) -> Starlette:
     """The JSON API and the MCP streamable-HTTP endpoint on one Starlette app.
 
     The MCP route is lifted out of the SDK's own app (rather than mounted) so it
     answers at ``/mcp`` exactly, without a redirect to ``/mcp/``; its session
-    manager then has to run in this app's lifespan.
+    manager then has to run in this app's lifespan. Its request bodies are read
+    first by :class:`~core.front.http_conn.McpBody` (a deadline; a client gone is
+    no error), inside the token check.
     """
     server = build_server(archive)
     mcp_app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
@@ -280,7 +284,8 @@ def build_http_app(archive: Archive, *, token: str | None = None, host: str = "1
         routes=[*_handlers(archive), *mcp_app.routes], lifespan=lifespan,
         exception_handlers={HTTPException: _http_error},  # (an unknown path gets the JSON error body too)
     )  # fmt: skip
-    app.add_middleware(Guard, token=token, loopback=is_loopback(host))
+    app.add_middleware(McpBody, seconds=body_timeout)
+    app.add_middleware(Guard, token=token, loopback=is_loopback(host))  # (added last: runs first)
     return app
 
 

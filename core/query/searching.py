@@ -15,7 +15,8 @@ so both stores build hits with this one code.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -32,8 +33,9 @@ from core.semantic.vectors import Vectors
 from core.views import Resolved
 
 from . import execute as query_exec
-from . import hybrid, snippets
+from . import hybrid, landing, snippets
 from . import syntax as query_syntax
+from .meaning import semantic_query
 from .ranking import in_total_order
 from .syntax import Query
 
@@ -107,6 +109,16 @@ class CatalogPassages:
         return snippets.best_snippet(passages(), terms, rarity=rarity)
 
 
+def _meant_sequence(by_meaning: Mapping[int, int | None] | None, doc_id: int, first_seq: int) -> int:
+    """A passage found by meaning alone points at its closest slot's message (issue 34); others at their start."""
+    seq = by_meaning.get(doc_id) if by_meaning else None
+    return first_seq if seq is None else seq
+
+
+Messages = Callable[[str, int, int], Sequence[Any] | None]
+"""(session id, first, last sequence) → that passage's messages read back, or None (not read)."""
+
+
 class SearchedArchive(Protocol):
     """What :func:`archive_search` needs of an archive (:class:`core.api.Archive` is one).
 
@@ -118,6 +130,7 @@ class SearchedArchive(Protocol):
     catalog: Catalog
     _snapshot: Snapshot | None
     semantic: SemanticJob
+    reader: Any  # core.query.reading.MessageReader
 
     @property
     def library(self) -> Library: ...
@@ -170,25 +183,41 @@ def archive_search(
     meaning = None
     if hybrid.uses_meaning(query, mode, sort):
         meaning = semantic_query(archive, query)
+    # a hit points at its snippet's message (core/query/landing.py): the passage's messages are
+    # read back from the transcripts, not per keystroke (the app's reader finds the snippet itself)
+    messages = None if typing or not snippets else passage_messages(archive, lib)
     return search(
         snapshot, lib, CatalogPassages(archive.catalog), parsed, allowed,
         limit=limit, offset=offset, sort=sort, group=group, ts_from=ts_from, ts_to=ts_to, snippets=snippets, meaning=meaning,
+        messages=messages,
     )  # fmt: skip
 
 
-def semantic_query(archive: SearchedArchive, query: str) -> tuple[Vectors, np.ndarray] | None:
-    """The embedded vectors and the query's vector, or None when semantic recall cannot run (then BM25 alone)."""
-    from core.semantic.embedder import load, model_folder
+LANDING_BYTES = 64 << 20  # transcript bytes one search reads back to find its hits' messages (~2 s)
 
-    if model_folder(archive.semantic.env) is None:
-        return None  # turned off: the vectors would be read (17 MB at 1.8 GB) for nothing
-    vectors = archive.semantic.store.load()
-    if not vectors.count:
-        return None
-    embedder = load(archive.semantic.env)
-    if embedder is None:
-        return None
-    return vectors, embedder.embed_query(query)
+
+def passage_messages(archive: SearchedArchive, lib: Library) -> Messages:
+    """:data:`Messages` through the archive's message reader (which keeps the last sessions
+    read, so a get_message_context that follows reads none again); at most
+    :data:`LANDING_BYTES` of transcripts per search, beyond which hits keep their passage's first message."""
+    budget = [LANDING_BYTES]
+
+    def read(session_id: str, first: int, last: int) -> Sequence[Any] | None:
+        files = lib.files_of(session_id)
+        size = sum(_size(f.path) for f in files)
+        if size > budget[0]:
+            return None
+        budget[0] -= size
+        return [m for m in archive.reader.session(files) if first <= m.sequence <= last]
+
+    return read
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def search(
@@ -206,10 +235,12 @@ def search(
     ts_to: float | None,
     snippets: bool = True,
     meaning: tuple[Vectors, np.ndarray] | None = None,
+    messages: Messages | None = None,
 ) -> list[SearchHit]:
     """The page of hits for a parsed query over ``allowed`` files (None: every file);
     ``snippets=False`` leaves each hit's snippet empty (half the time of 500 hits);
-    ``meaning``: (vectors, query vector) to fuse with BM25 (:mod:`core.query.hybrid`)."""
+    ``meaning``: (vectors, query vector) to fuse with BM25 (:mod:`core.query.hybrid`);
+    ``messages``: reads a passage's messages, so each hit points at its snippet's message."""
     allowed_files = None if allowed is None else np.array(allowed, dtype=np.int32)
     fetch = query_exec.GROUP_WINDOW if group else (offset + limit) * 3 + 10
     window = fetch
@@ -220,19 +251,28 @@ def search(
     raw, terms, rarity = query_exec.ranked(
         snapshot, parsed, window, sort=sort, allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to
     )
-    only_meaning: set[int] = set()
+    only_meaning: dict[int, int | None] = {}
     if meaning is not None:
         sims = hybrid.cosines(snapshot, meaning[0], meaning[1], allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
         raw, only_meaning = hybrid.fuse(raw, sims, window)
     raw = query_exec.phrase_matches(raw, parsed, passages.docs)[0][:fetch]
+    # a passage found by meaning alone lands on the message of its closest slot (file-local sequences)
+    meaning_sequences = {doc_id: seq for doc_id, seq in only_meaning.items() if seq is not None}
     if group == "session":
-        return grouped(lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets, by_meaning=only_meaning)
-    return hits(lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets, by_meaning=only_meaning)
+        return grouped(
+            lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets, by_meaning=only_meaning,
+            messages=messages, meaning_sequences=meaning_sequences,
+        )  # fmt: skip
+    return hits(
+        lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets, by_meaning=only_meaning,
+        messages=messages, meaning_sequences=meaning_sequences,
+    )  # fmt: skip
 
 
 def grouped(
     lib: Library, passages: CatalogPassages, raw: list[Hit], terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str,
-    *, snippets: bool = True, by_meaning: set[int] | None = None,
+    *, snippets: bool = True, by_meaning: Mapping[int, int | None] | None = None, messages: Messages | None = None,
+    meaning_sequences: dict[int, int] | None = None,
 ) -> list[SearchHit]:
     """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
     docs = passages.docs([h.doc_id for h in raw])
@@ -269,7 +309,10 @@ def grouped(
                 turn = own_turn(entry, doc)
                 turns.setdefault(sid, set()).add(parents[sid](doc["ts"]) if turn is None else turn)
         counts.update({sid: len(t) - 1 for sid, t in turns.items()})
-    page_hits = hits(lib, passages, page, terms, limit, rarity=rarity, sort=sort, snippets=snippets, by_meaning=by_meaning)
+    page_hits = hits(
+        lib, passages, page, terms, limit, rarity=rarity, sort=sort, snippets=snippets, by_meaning=by_meaning,
+        messages=messages, meaning_sequences=meaning_sequences,
+    )  # fmt: skip
     return query_exec.with_more(page_hits, counts)
 
 
@@ -284,11 +327,15 @@ def hits(
     rarity: dict[str, float] | None = None,
     sort: str = "relevance",
     snippets: bool = True,
-    by_meaning: set[int] | None = None,
+    by_meaning: Mapping[int, int | None] | None = None,
+    messages: Messages | None = None,
+    meaning_sequences: dict[int, int] | None = None,
 ) -> list[SearchHit]:
     """The ranked passages as hits: one per turn (its best passage), ``skip`` turns skipped, at most ``limit``
     (with their snippets unless ``snippets=False``); a turn none of whose passages matched by words, only
-    passages in ``by_meaning``, is labelled ``by_meaning``."""
+    passages in ``by_meaning``, is labelled ``by_meaning``. With ``messages``, each hit's ``sequence`` is the
+    message its snippet came from (:mod:`core.query.landing`; ``meaning_sequences``: doc id → the message a
+    by-meaning passage's vector came from); without, the passage's first message."""
     docs = passages.docs([h.doc_id for h in raw])
     lib.prefetch_files(h.file_id for h in raw)
     found: list[tuple[SearchHit, Hit, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
@@ -312,7 +359,7 @@ def hits(
                     project=info.project,
                     agent=info.agent,
                     turn_number=turn,
-                    sequence=entry.seq_base + doc["first_seq"],
+                    sequence=entry.seq_base + _meant_sequence(by_meaning, h.doc_id, doc["first_seq"]),
                     score=h.score,
                     snippet="",  # made below for the hits kept only
                     timestamp=doc["ts"],
@@ -348,7 +395,26 @@ def hits(
             break
     if not snippets:
         return [hit for hit, _, _ in kept]
-    return [replace(hit, snippet=passages.snippet(h.file_id, doc, terms, rarity)) for hit, h, doc in kept]
+    out = [replace(hit, snippet=passages.snippet(h.file_id, doc, terms, rarity)) for hit, h, doc in kept]
+    if messages is None:
+        return out
+    return [_landed(hit, doc, messages, terms, rarity, (meaning_sequences or {}).get(h.doc_id) if hit.by_meaning else None, lib.file(h.file_id))
+            for hit, (_, h, doc) in zip(out, kept, strict=True)]
+
+
+def _landed(
+    hit: SearchHit, doc: dict, messages: Messages, terms: list[str], rarity: dict[str, float] | None, meaning: int | None,
+    entry: FileEntry | None,
+) -> SearchHit:
+    """``hit`` pointing at its snippet's message (and its snippet remade from it when the stored text showed no word)."""
+    if entry is None:
+        return hit
+    base = entry.seq_base
+    read = messages(hit.session_id, base + doc["first_seq"], base + doc["last_seq"])
+    if not read:
+        return hit
+    sequence, snippet = landing.land(read, hit.snippet, terms, rarity, meaning_sequence=None if meaning is None else base + meaning)
+    return replace(hit, sequence=hit.sequence if sequence is None else sequence, snippet=snippet)
 
 
 def own_turn(entry: FileEntry, doc: dict) -> int | None:

@@ -39,17 +39,23 @@ def _candidate_re(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(start + "(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
 
 
-def _matches(text: str, query_terms: list[str], prefixes: tuple[str, ...] = ()) -> Iterator[tuple[int, int, set[str]]]:
+def _matches(
+    text: str, query_terms: list[str], prefixes: tuple[str, ...] = (), parts: frozenset[str] = frozenset(),
+    wholes: tuple[str, ...] = (), edges: bool = False,
+) -> Iterator[tuple[int, int, set[str]]]:
     """Spans of the tokens of ``text`` whose index terms meet the query's, with those terms.
 
     ``prefixes``: words still being typed (or ``word*``), each also in ``query_terms``: a
-    token with a term starting with one matches too, as the search matched it.
+    token with a term starting with one matches too, as the search matched it. ``parts``:
+    terms that alone do not make a match unless the token holds one of ``wholes`` or, with
+    ``edges``, starts or ends the text (see :func:`matched_spans`).
     """
     pattern = _candidate_re(tuple(query_terms))
     if pattern is None:
         return
     wanted = set(query_terms)
     expand = default_tokenizer().terms
+    lead, tail = (len(text) - len(text.lstrip()), len(text.rstrip())) if edges else (-1, len(text) + 1)
     pos = 0
     while True:
         candidate = pattern.search(text, pos)
@@ -64,9 +70,10 @@ def _matches(text: str, query_terms: list[str], prefixes: tuple[str, ...] = ()) 
         if token.start() <= candidate.start() < token.end():
             expanded = expand(token.group())
             met = wanted.intersection(expanded)
-            if prefixes and not met:
-                met = {p for p in prefixes if any(t.startswith(p) for t in expanded)}
-            if met:
+            if prefixes and (not met or (parts and met <= parts)):
+                met |= {p for p in prefixes if any(t.startswith(p) for t in expanded)}
+            whole = not parts or not met <= parts or token.start() <= lead or token.end() >= tail
+            if met and (whole or any(w in token.group().lower() for w in wholes)):
                 yield token.start(), token.end(), met
         pos = max(token.end(), candidate.end()) if token.start() <= candidate.start() else candidate.end()
 
@@ -176,7 +183,14 @@ def _best_window(
     return best
 
 
-def matched_spans(text: str, query_terms: list[str], prefixes: tuple[str, ...] = ()) -> list[tuple[int, int]]:
+def matched_spans(
+    text: str, query_terms: list[str], prefixes: tuple[str, ...] = (), parts: frozenset[str] = frozenset(),
+    wholes: tuple[str, ...] = (), edges: bool = False,
+) -> list[tuple[int, int]]:
     """Character spans of the tokens in ``text`` that match the query (highlighting);
-    ``prefixes``: the query's prefix words (the last one while it is being typed)."""
-    return [(start, end) for start, end, _ in _matches(text, query_terms, prefixes)]
+    ``prefixes``: the query's prefix words (the last one while it is being typed); ``parts``:
+    terms that match only in a token that carries another query term or holds one of
+    ``wholes`` (lowercased typed identifiers): ``guard_fail`` marks ``guard_fail`` and
+    ``live.ex:25:guard_fail``, never a lone ``guard``; ``edges``: ``text`` is a painted line, whose
+    first and last token may be a piece of one wrapped there (so they match by a part too)."""
+    return [(start, end) for start, end, _ in _matches(text, query_terms, prefixes, parts, wholes, edges)]

@@ -184,11 +184,14 @@ def phrase_note(query: str, hits: Sequence[SearchHit], *, short: bool = False) -
     return f"No turn holds the exact phrase {shown}; the turns holding all its words follow."
 
 
-def search_results(query: str, hits: Sequence[SearchHit]) -> dict[str, Any]:
+def search_results(query: str, hits: Sequence[SearchHit], meaning_gap: dict[str, Any] | None = None) -> dict[str, Any]:
     """The search answer of ``--json``, MCP and HTTP: ``{"results": [...]}``, with a
-    ``note`` when no turn shows the query's quoted phrase (:func:`phrase_note`)."""
+    ``note`` when no turn shows the query's quoted phrase (:func:`phrase_note`), and
+    ``meaning_missing`` when passages had no vectors yet (``Archive.meaning_gap``)."""
     out: dict[str, Any] = {"results": [h.to_dict() for h in hits]}
     note = phrase_note(query, hits)
     if note:
         out["note"] = note
+    if meaning_gap:
+        out["meaning_missing"] = meaning_gap
     return out

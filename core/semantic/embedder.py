@@ -2,20 +2,32 @@
 
 The model ships with relay-search (``core/semantic/model/``, exported from the original
 weights by ``scripts/export_minilm.py``; Apache-2.0, see the LICENSE and NOTICE there).
-Nothing is ever downloaded. The file's sha256 is checked before it is loaded, so a
-damaged or foreign file turns semantic recall off (with the reason) instead of giving
-wrong vectors. ``RELAY_SEARCH_MODEL`` names another folder holding the same two files
-(a system-wide copy), or ``off`` turns semantic recall off.
+Nothing is ever downloaded. The file's size and sha256 are checked before it is loaded,
+so a damaged or foreign file turns semantic recall off (with the reason) instead of
+giving wrong vectors; the verdict is remembered in the cache per file version (path,
+size, mtime, inode), so a process hashes the 22 MB file only when it changed.
+``RELAY_SEARCH_MODEL`` names another folder holding the same two files (a system-wide
+copy), or ``off`` turns semantic recall off. Only regular files are read: a FIFO or a
+device named as the model is refused without blocking (issue 37).
 
 onnxruntime and tokenizers are imported only when a model is loaded: a code-like
-query (BM25 alone) never pays for them.
+query (BM25 alone) never pays for them. onnxruntime's telemetry is turned off before
+it is imported (``ORT_DISABLE_TELEMETRY``): otherwise its import writes a device id and
+a database under ``~/.cache/Microsoft`` (issue 35).
+
+Texts are embedded one at a time, without padding: the int8 graph quantises a run's
+activations with one scale, so in a batch a passage's vector depended on its
+batch-mates (min cosine 0.968 against the same text alone; issue 34), and one at a
+time was also cheaper (no padding to the longest: ~7 ms a passage against ~11).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
+import stat
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,12 +39,16 @@ import numpy as np
 MODEL_FILE = "minilm-l6-v2-int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 MODEL_SHA256 = "e91a6ed62e892f34dc4d211b173f2d7b6367437e65fdbf54f7f61c14aea86d11"
-MODEL_ID = f"all-MiniLM-L6-v2-int8-{MODEL_SHA256[:12]}"  # vectors are stored under it: a new model re-embeds
+MODEL_SIZE = 22_812_057  # bytes: a file of another size is not this model (refused without reading it)
+TOKENIZER_MAX_BYTES = 16 << 20  # ours is 466 KB
+# Vectors are stored under it: a new model, or a new way of embedding, re-embeds. "s1": one
+# passage per run (batch-invariant), several slots per passage (issue 34).
+MODEL_ID = f"all-MiniLM-L6-v2-int8-{MODEL_SHA256[:12]}-s1"
 DIM = 384
-MAX_TOKENS = 128  # of each passage's prompt + answer (256 doubled the cost for +0.015 MRR in the study)
-PASSAGE_CHARS = 2_000  # enough text for 128 tokens; the tokenizer need not read a whole answer
+MAX_TOKENS = 128  # of each slot's text (256 doubled the cost for +0.015 MRR in the study)
 MODEL_ENV = "RELAY_SEARCH_MODEL"
 QUERY_CACHE = 64  # query vectors remembered
+VERDICT_FILE = "model-check.json"  # in the cache: the hash check's verdict per file version
 SHIPPED_DIR = Path(__file__).resolve().parent / "model"
 
 
@@ -57,123 +73,203 @@ def model_folder(env: Mapping[str, str]) -> Path | None:
     return Path(chosen).expanduser() if chosen else SHIPPED_DIR
 
 
-_checked: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) → "" or why the file is refused
+def open_regular(path: Path) -> int:
+    """A read-only descriptor of ``path`` if it is a regular file; raises OSError otherwise.
+
+    Opened without blocking (a FIFO with no writer would block a plain open for good) and
+    checked on the open descriptor, so a swap between a check and the open cannot fool it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_checked: dict[tuple[str, int, int, int], str] = {}  # file version → "" or why the file is refused
 _check_lock = threading.Lock()
 
 
-def _file_problem(path: Path) -> str:
-    """Why this model file cannot be used ("" when it can); the hash is computed once per file version."""
+def _version(st: os.stat_result, path: Path) -> tuple[str, int, int, int]:
+    return (str(path), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _remembered(cache: Path | None, version: tuple[str, int, int, int]) -> str | None:
+    if cache is None:
+        return None
     try:
-        st = path.stat()
-    except OSError as exc:
+        with open(cache / VERDICT_FILE, encoding="utf-8") as f:
+            saved = json.load(f)
+        if isinstance(saved, dict) and saved.get("version") == list(version) and isinstance(saved.get("verdict"), str):
+            return saved["verdict"]
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _remember(cache: Path | None, version: tuple[str, int, int, int], verdict: str) -> None:
+    """Write the verdict beside the index (best effort: a read-only cache hashes again next time)."""
+    if cache is None or not cache.is_dir():
+        return
+    tmp = cache / f".tmp-{VERDICT_FILE}-{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps({"version": list(version), "verdict": verdict}), encoding="utf-8")
+        os.replace(tmp, cache / VERDICT_FILE)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+
+
+def _file_problem(path: Path, cache: Path | None) -> str:
+    """Why this model file cannot be used ("" when it can); hashed once per file version."""
+    try:
+        fd = open_regular(path)
+    except FileNotFoundError as exc:
         return f"model file missing ({path}: {exc.strerror or exc})"
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    with _check_lock:
-        if key not in _checked:
-            digest = hashlib.sha256()
-            try:
-                with path.open("rb") as f:
-                    for block in iter(lambda: f.read(1 << 20), b""):
-                        digest.update(block)
-                _checked[key] = "" if digest.hexdigest() == MODEL_SHA256 else f"model file {path} has the wrong sha256"
-            except OSError as exc:
-                _checked[key] = f"model file unreadable ({path}: {exc.strerror or exc})"
-        return _checked[key]
+    except OSError as exc:
+        return f"model file unusable ({path}: {exc.strerror or exc})"
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if st.st_size != MODEL_SIZE:
+            return f"model file {path} is not the model ({st.st_size:,} bytes, not {MODEL_SIZE:,})"
+        version = _version(st, path)
+        with _check_lock:
+            if version not in _checked:
+                remembered = _remembered(cache, version)
+                if remembered is None:
+                    digest = hashlib.sha256()
+                    try:
+                        for block in iter(lambda: f.read(1 << 20), b""):
+                            digest.update(block)
+                        remembered = "" if digest.hexdigest() == MODEL_SHA256 else f"model file {path} has the wrong sha256"
+                    except OSError as exc:
+                        return f"model file unreadable ({path}: {exc.strerror or exc})"
+                    _remember(cache, version, remembered)
+                _checked[version] = remembered
+            return _checked[version]
 
 
-def model_state(env: Mapping[str, str]) -> ModelState:
-    """Can the model load? Checks the packages (without importing them), the files and the hash."""
+def model_state(env: Mapping[str, str], cache: Path | None = None) -> ModelState:
+    """Can the model load? Checks the packages (without importing them), the files and the hash
+    (``cache``: where the hash's verdict is remembered across processes)."""
     folder = model_folder(env)
     if folder is None:
         return ModelState(False, f"turned off ({MODEL_ENV}=off)")
     missing = [m for m in ("onnxruntime", "tokenizers") if importlib.util.find_spec(m) is None]
     if missing:
         return ModelState(False, f"{' and '.join(missing)} not installed", folder=str(folder))
-    problem = _file_problem(folder / MODEL_FILE)
-    if not problem and not (folder / TOKENIZER_FILE).is_file():
-        problem = f"tokenizer missing ({folder / TOKENIZER_FILE})"
+    problem = _file_problem(folder / MODEL_FILE, cache)
+    if not problem:
+        problem = _load_failures.get(str(folder), "")
     return ModelState(not problem, problem, folder=str(folder))
 
 
-_sessions: dict[tuple[str, int], Any] = {}  # (folder, threads) → the onnxruntime session the embedders share
+def _read_tokenizer(path: Path) -> str:
+    """The tokenizer's JSON text, read only from a regular file of a sane size; raises ValueError naming it."""
+    try:
+        with os.fdopen(open_regular(path), "rb") as f:
+            data = f.read(TOKENIZER_MAX_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"tokenizer file unusable ({path}: {exc.strerror or exc})") from None
+    if len(data) > TOKENIZER_MAX_BYTES:
+        raise ValueError(f"tokenizer file {path} is too large to be ours")
+    return data.decode("utf-8", "replace")
 
 
-def _session(folder: Path, threads: int) -> Any:
-    """One onnxruntime session per model file and thread count (the caller holds ``_load_lock``).
-
-    The query embedder and the background job share it: ``run`` is thread-safe, and a second
-    session would hold a second copy of the weights (~40 MB). Without the memory arena and
-    its planned pattern each run frees what it allocated: the arena grew to the largest batch
-    and stayed there (~270 MB resident embedding 1,500 passages with one session, against 207
-    with :func:`core.memory.release_freed_memory` after each run; issue 25). The price: those pages are faulted in anew each
-    run: 3–18% more CPU per passage in loaded runs (noisy); a query's embedding takes the same ~2 ms."""
+def _import_runtime() -> Any:
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"  # before the import: it writes its files at import
     import onnxruntime as ort
 
-    key = (str(folder), threads)
+    return ort
+
+
+_sessions: dict[str, Any] = {}  # folder → the onnxruntime session every embedder of the process shares
+
+
+def _session(folder: Path) -> Any:
+    """One onnxruntime session per model file (the caller holds ``_load_lock``).
+
+    ``run`` is thread-safe, so queries and the embedding threads share it (a second session
+    would hold a second copy of the weights, ~40 MB). With one intra-op thread a run computes
+    on its caller's thread: the background job's thread runs at the lowest priority, and the
+    foreground ``index`` runs one thread per core. Without the memory arena and its planned
+    pattern each run frees what it allocated (issue 25). No graph optimisation: it made the
+    session slower to create and embedding no faster (measured: 10.6–12.1 against 13.0–13.2 ms
+    a 128-token passage)."""
+    ort = _import_runtime()
+    key = str(folder)
     if key not in _sessions:
         options = ort.SessionOptions()
-        options.intra_op_num_threads = threads  # never more than 1–2 cores: search and indexing come first
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         options.enable_cpu_mem_arena = False
         options.enable_mem_pattern = False
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         _sessions[key] = ort.InferenceSession(str(folder / MODEL_FILE), options, providers=["CPUExecutionProvider"])
     return _sessions[key]
 
 
 class Embedder:
-    """Texts → L2-normalised float32 vectors (mean pooling is in the graph)."""
+    """Texts → L2-normalised float32 vectors (mean pooling is in the graph), one text per model run."""
 
-    def __init__(self, folder: Path, *, threads: int = 1) -> None:
+    def __init__(self, folder: Path) -> None:
         from tokenizers import Tokenizer
 
-        self._session: Any = _session(folder, threads)
-        self._tokenizer: Any = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        self._lock = threading.Lock()  # the tokenizer's padding settings are shared state
+        text = _read_tokenizer(folder / TOKENIZER_FILE)
+        try:
+            tokenizer = Tokenizer.from_str(text)
+        except Exception as exc:  # (tokenizers raises its own Exception type for a bad file)
+            raise ValueError(f"tokenizer file {folder / TOKENIZER_FILE} is damaged: {str(exc)[:200]}") from None
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.no_padding()
+        self._tokenizer: Any = tokenizer
+        self._session: Any = _session(folder)
         self._queries: dict[str, np.ndarray] = {}
 
     def embed_query(self, text: str) -> np.ndarray:
         """One query's vector, remembered for the next few calls (the app asks again on every refresh)."""
         vector = self._queries.get(text)
         if vector is None:
-            vector = self.embed([text])[0]
+            vector = self.embed_one(text)
             if len(self._queries) >= QUERY_CACHE:
                 self._queries.pop(next(iter(self._queries)))
             self._queries[text] = vector
         return vector
 
+    def embed_one(self, text: str) -> np.ndarray:
+        """One text's vector: the same whatever else is embedded beside it (thread-safe)."""
+        ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
+        out = self._session.run(["embedding"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0]
+        return np.asarray(out[0], dtype=np.float32)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        with self._lock:
-            encoded = self._tokenizer.encode_batch([t[:PASSAGE_CHARS] for t in texts])
-            ids = np.array([e.ids for e in encoded], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-            return np.asarray(
-                self._session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0], dtype=np.float32
-            )
+        return np.stack([self.embed_one(t) for t in texts])
 
 
-_loaded: dict[tuple[str, str], Embedder] = {}
+_loaded: dict[str, Embedder] = {}
+_load_failures: dict[str, str] = {}  # folder → why its files passed the checks yet failed to load
 _load_lock = threading.Lock()
 
 
-def load(env: Mapping[str, str], *, role: str = "query", threads: int = 1) -> Embedder | None:
-    """The process's embedder for ``role`` (loaded once per folder), or None when the model cannot run.
-
-    The background job and queries get separate embedders (tokenizer and lock): a query never
-    waits for a batch. They share the model's session (:func:`_session`).
-    """
-    state = model_state(env)
+def load(env: Mapping[str, str], cache: Path | None = None) -> Embedder | None:
+    """The process's embedder (loaded once per folder), or None when the model cannot run
+    (:func:`model_state` then says why, naming the file that failed)."""
+    state = model_state(env, cache)
     if not state.on:
         return None
-    key = (state.folder, role)
     with _load_lock:
-        if key not in _loaded:
+        if state.folder not in _loaded:
             try:
-                _loaded[key] = Embedder(Path(state.folder), threads=threads)
-            except Exception:  # a broken runtime or file: search stays BM25
+                _loaded[state.folder] = Embedder(Path(state.folder))
+            except ValueError as exc:  # our own check of the tokenizer: it names the file
+                _load_failures[state.folder] = str(exc)
                 return None
-        return _loaded[key]
+            except Exception as exc:  # a broken runtime or model file: search stays BM25
+                _load_failures[state.folder] = f"the model failed to load (onnxruntime: {str(exc)[:200]})"
+                return None
+        return _loaded[state.folder]

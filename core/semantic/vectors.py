@@ -1,17 +1,22 @@
 """Passage vectors on disk, shared by every process of a cache like the BM25 segments.
 
-Layout: ``<cache>/vectors/<model id>/v-<time>-<pid>.npz``, each file the doc ids and
-float16 vectors of one batch the writer embedded. Only the process holding
-``writer.lock`` writes; a file appears by an atomic rename, so a reader sees whole
-files or none and never waits. A vector is kept for a passage's doc id; a passage
-that changes gets a new doc id (its old one is tombstoned), so stale vectors are
-simply never asked for, and the writer drops them when it merges the files.
+Layout: ``<cache>/vectors/<model id>/v-<time>-<pid>.npz``, each file the rows of the
+passages one batch embedded: per row a passage's doc id, the sequence of the message
+its slot came from, the key of the slot's text (:mod:`core.semantic.passages`) and
+the float16 vector. All rows of a passage are in one file, so a passage is embedded
+or not. Only the process holding ``writer.lock`` writes; a file appears by an atomic
+rename, so a reader sees whole files or none and never waits. A passage that changes
+gets a new doc id (its old one is tombstoned), so stale rows are simply never asked
+for, and the writer drops them when it merges the files.
 
-Damage: an ``.npz`` is a zip whose members carry a CRC-32, checked as they are
-read, so a truncated or altered file fails to load. A reader skips it; the writer
-deletes it, and the passages it held are embedded again (as a damaged segment is
-rebuilt). Vectors of another model (another folder name) are deleted by the writer:
-a model change re-embeds everything.
+Damage: an ``.npz`` is a zip whose members carry a CRC-32, checked as they are read,
+so a truncated or altered file fails to load. Each member's header is checked before
+its data is read: the dtype we write, one row count for all four, and a size that
+fits the member (a foreign file that passes the CRC check with a string dtype or a
+header claiming 55 billion rows is damage, not a crash or a 400 GB allocation). A
+reader skips a damaged file; the writer deletes it, and its passages are embedded
+again. Vectors of another model (another folder name) are deleted by the writer: a
+model change re-embeds everything.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import shutil
 import threading
 import time
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,17 +34,34 @@ import numpy as np
 from .embedder import DIM, MODEL_ID
 
 VECTORS_DIR = "vectors"
+# (np.isin: kind="sort" throughout: doc ids span 2^24 per segment and keys 2^63, and isin's default
+# table method allocates the range: 75 ms of a one-shot search for 300 doc ids)
 MERGE_FILES = 24  # more files than this: the writer merges them into one
+SIMS_CHUNK = 8_192  # rows turned to float32 at a time for a query's cosines (3 MB, not a copy of the matrix)
 # What reading a damaged, truncated or foreign file raises (a vanished one is FileNotFoundError, apart)
-UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
+UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, MemoryError)
+# member → (dtype, row shape) of what the writer stores
+COLUMNS: dict[str, tuple[np.dtype, tuple[int, ...]]] = {
+    "doc_ids": (np.dtype("<i8"), ()),
+    "seqs": (np.dtype("<i8"), ()),
+    "keys": (np.dtype("<i8"), ()),
+    "vectors": (np.dtype("<f2"), (DIM,)),
+}
 
 
 @dataclass(frozen=True)
 class Vectors:
-    """Loaded vectors: doc ids (sorted) and their unit vectors (float32, one row each)."""
+    """Loaded rows (one per embedded slot) grouped by passage, for a query's cosines.
+
+    ``doc_ids`` are the embedded passages (sorted, unique); ``order`` lists the rows
+    passage by passage and ``starts`` where each passage's rows begin in it."""
 
     doc_ids: np.ndarray
-    matrix: np.ndarray
+    row_docs: np.ndarray
+    seqs: np.ndarray
+    matrix: np.ndarray  # float16, one row per slot
+    order: np.ndarray
+    starts: np.ndarray
     files: tuple[str, ...] = ()
     damaged: tuple[str, ...] = ()
 
@@ -47,8 +69,103 @@ class Vectors:
     def count(self) -> int:
         return int(self.doc_ids.shape[0])
 
+    @property
+    def rows(self) -> int:
+        return int(self.matrix.shape[0])
 
-EMPTY = Vectors(np.zeros(0, dtype=np.int64), np.zeros((0, DIM), dtype=np.float32))
+    def row_cosines(self, query: np.ndarray) -> np.ndarray:
+        """The cosine of every row with a unit query vector (float32), a chunk at a time."""
+        q = query.astype(np.float32)
+        out = np.empty(self.rows, dtype=np.float32)
+        for start in range(0, self.rows, SIMS_CHUNK):
+            out[start : start + SIMS_CHUNK] = self.matrix[start : start + SIMS_CHUNK].astype(np.float32) @ q
+        return out
+
+    def best(self, row_sims: np.ndarray) -> np.ndarray:
+        """Each passage's best slot cosine (aligned with ``doc_ids``)."""
+        if not self.count:
+            return np.zeros(0, dtype=np.float32)
+        return np.maximum.reduceat(row_sims[self.order], self.starts)
+
+    def best_sequence(self, doc_id: int, row_sims: np.ndarray) -> int | None:
+        """The message sequence of a passage's closest slot (None: not embedded)."""
+        i = int(np.searchsorted(self.doc_ids, doc_id))
+        if i >= self.count or self.doc_ids[i] != doc_id:
+            return None
+        end = int(self.starts[i + 1]) if i + 1 < self.count else self.rows
+        rows = self.order[int(self.starts[i]) : end]
+        return int(self.seqs[rows[int(np.argmax(row_sims[rows]))]])
+
+
+def _empty_vectors(files: tuple[str, ...] = (), damaged: tuple[str, ...] = ()) -> Vectors:
+    none = np.zeros(0, dtype=np.int64)
+    return Vectors(none, none, none, np.zeros((0, DIM), dtype=np.float16), none, none, files, damaged)
+
+
+EMPTY = _empty_vectors()
+
+
+def _check_headers(zf: zipfile.ZipFile, members: tuple[str, ...]) -> int:
+    """The row count of a file whose ``members`` have the dtypes, shapes and sizes we write; raises ValueError."""
+    n_rows = None
+    for name in members:
+        dtype, row = COLUMNS[name]
+        info = zf.getinfo(f"{name}.npy")
+        with zf.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            if version not in ((1, 0), (2, 0)):
+                raise ValueError(f"{name}: npy version {version}")
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, fortran, got = read(f)
+        if got != dtype or fortran or len(shape) != 1 + len(row) or tuple(shape[1:]) != row:
+            raise ValueError(f"{name}: {got} {shape}")
+        if shape[0] * dtype.itemsize * int(np.prod(row, dtype=np.int64)) > info.file_size:
+            raise ValueError(f"{name}: {shape[0]} rows do not fit {info.file_size} bytes")
+        if n_rows is not None and shape[0] != n_rows:
+            raise ValueError(f"{name}: {shape[0]} rows, not {n_rows}")
+        n_rows = shape[0]
+    return int(n_rows or 0)
+
+
+def read_file(path: Path, members: tuple[str, ...] = tuple(COLUMNS)) -> dict[str, np.ndarray]:
+    """The checked ``members`` of one vector file; raises one of :data:`UNREADABLE` for a bad file."""
+    with zipfile.ZipFile(path) as zf:
+        _check_headers(zf, tuple(COLUMNS))
+        out = {}
+        for name in members:
+            with zf.open(f"{name}.npy") as f:  # (a member's CRC-32 is checked as it is read to the end)
+                out[name] = np.lib.format.read_array(f, allow_pickle=False)
+    return out
+
+
+def _read_rows(path: Path, rows: np.ndarray) -> np.ndarray:
+    """Some rows (ascending) of a checked file's vectors, read by seeking in its stored member: a
+    growing session reuses a few vectors of a merged file without loading all of it."""
+    size = COLUMNS["vectors"][0].itemsize * DIM
+    out = np.empty((rows.shape[0], DIM), dtype=np.float16)
+    with zipfile.ZipFile(path) as zf:
+        n_rows = _check_headers(zf, tuple(COLUMNS))
+        with zf.open("vectors.npy") as f:
+            version = np.lib.format.read_magic(f)
+            (np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0)(f)
+            start = f.tell()
+            for i, row in enumerate(rows.tolist()):
+                if not 0 <= row < n_rows:
+                    raise ValueError(f"row {row} of {n_rows}")
+                f.seek(start + row * size)  # (forward only: the rows ascend)
+                data = f.read(size)
+                if len(data) != size:
+                    raise EOFError(f"{path.name}: row {row} cut short")
+                out[i] = np.frombuffer(data, dtype=COLUMNS["vectors"][0])
+    return out
+
+
+@dataclass
+class _FileRows:
+    """What the writer and the stats need of one file, without its vectors."""
+
+    doc_ids: np.ndarray
+    keys: np.ndarray = field(repr=False)
 
 
 class VectorStore:
@@ -59,7 +176,7 @@ class VectorStore:
         self.folder = self.root / model_id
         self.model_id = model_id
         self._loaded: Vectors = EMPTY
-        self._ids: dict[str, np.ndarray | None] = {}  # file → its doc ids (None: damaged); files never change
+        self._meta: dict[str, _FileRows | None] = {}  # file → its rows' ids (None: damaged); files never change
         self._lock = threading.Lock()
 
     def _names(self) -> list[str]:
@@ -75,90 +192,103 @@ class VectorStore:
             if names == self._loaded.files:
                 return self._loaded
             self._loaded = EMPTY  # the old matrix goes now (unless a search holds it), not after the new one is built
-            doc_ids, rows, damaged, kept = [], [], [], []
+            parts, damaged, kept = [], [], []
             for name in names:
                 try:
-                    with np.load(self.folder / name) as data:
-                        ids, vecs = np.asarray(data["doc_ids"], dtype=np.int64), np.asarray(data["vectors"])
-                    if vecs.ndim != 2 or vecs.shape != (ids.shape[0], DIM):
-                        raise ValueError(f"shape {vecs.shape}")
+                    data = read_file(self.folder / name)
                 except FileNotFoundError:  # merged away by the writer meanwhile: its successor is listed next time
                     continue
                 except UNREADABLE:
                     damaged.append(name)
-                    self._ids[name] = None
+                    self._meta[name] = None
                     continue
-                self._ids[name] = ids  # (what doc_ids() and merge() would read again)
+                self._meta[name] = _FileRows(data["doc_ids"], data["keys"])
                 kept.append(name)
-                doc_ids.append(ids)
-                rows.append(vecs)
-            if doc_ids:
-                ids = np.concatenate(doc_ids)
-                # One float32 matrix filled file by file: concatenating, casting and then picking
-                # the unique rows held three copies at once (40 MB for 11k passages; issue 25).
-                matrix = np.empty((ids.shape[0], DIM), dtype=np.float32)
-                start = 0
-                for vecs in rows:
-                    matrix[start : start + vecs.shape[0]] = vecs
-                    start += vecs.shape[0]
-                del rows
-                if ids.shape[0] > 1 and not bool((ids[1:] > ids[:-1]).all()):  # else already sorted, unique
-                    ids, first = np.unique(ids, return_index=True)  # a doc embedded twice (a retried batch): keep one
-                    matrix = matrix[first]
-            else:
-                ids, matrix = EMPTY.doc_ids, EMPTY.matrix
-            self._loaded = Vectors(ids, matrix, names, tuple(damaged))
+                parts.append(data)
+            self._loaded = self._join(parts, names, tuple(damaged))
             return self._loaded
 
-    def _file_ids(self, name: str) -> np.ndarray | None:
-        """A file's doc ids, its vectors checked as :meth:`load` checks them (CRC, shape) but not kept;
-        None when damaged. Raises FileNotFoundError when the file was merged away meanwhile."""
+    @staticmethod
+    def _join(parts: list[dict[str, np.ndarray]], names: tuple[str, ...], damaged: tuple[str, ...]) -> Vectors:
+        if not parts:
+            return _empty_vectors(names, damaged)
+        row_docs = np.concatenate([p["doc_ids"] for p in parts])
+        seqs = np.concatenate([p["seqs"] for p in parts])
+        # One float16 matrix filled file by file: concatenating and casting held copies at once (issue 25).
+        matrix = np.empty((row_docs.shape[0], DIM), dtype=np.float16)
+        start = 0
+        for p in parts:
+            n = p["vectors"].shape[0]
+            matrix[start : start + n] = p["vectors"]
+            start += n
+        order = np.argsort(row_docs, kind="stable").astype(np.int64)
+        doc_ids, starts = np.unique(row_docs[order], return_index=True)  # (a doc embedded twice: both files' rows)
+        return Vectors(doc_ids, row_docs, seqs, matrix, order, starts.astype(np.int64), names, damaged)
+
+    def _file_meta(self, name: str) -> _FileRows | None:
+        """A file's doc ids and keys, checked as :meth:`load` checks them (headers, CRC) but without keeping
+        the vectors; None when damaged. Raises FileNotFoundError when the file was merged away meanwhile."""
         path = self.folder / name
         try:
             with zipfile.ZipFile(path) as zf:
                 if zf.testzip() is not None:  # streams every member through its CRC-32
                     return None
-                with zf.open("vectors.npy") as f:
-                    version = np.lib.format.read_magic(f)
-                    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-                    shape = read_header(f)[0]
-            with np.load(path) as data:
-                ids = np.asarray(data["doc_ids"], dtype=np.int64)
+            data = read_file(path, ("doc_ids", "keys"))
         except FileNotFoundError:
             raise
         except UNREADABLE:
             return None
-        return ids if len(shape) == 2 and shape == (ids.shape[0], DIM) else None
+        return _FileRows(data["doc_ids"], data["keys"])
 
-    def _file_table(self, names: list[str]) -> tuple[list[tuple[str, np.ndarray]], list[str]]:
-        """(name, doc ids) of each readable file of ``names``, in order, and the damaged ones; each file
+    def _file_table(self, names: list[str]) -> tuple[list[tuple[str, _FileRows]], list[str]]:
+        """(name, rows) of each readable file of ``names``, in order, and the damaged ones; each file
         is read once per process (by :meth:`load` or here). The caller holds ``_lock``."""
         readable, damaged = [], []
         for name in names:
-            if name not in self._ids:
+            if name not in self._meta:
                 try:
-                    self._ids[name] = self._file_ids(name)
+                    self._meta[name] = self._file_meta(name)
                 except FileNotFoundError:  # merged away by the writer meanwhile
                     continue
-            ids = self._ids[name]
-            if ids is None:
+            meta = self._meta[name]
+            if meta is None:
                 damaged.append(name)
             else:
-                readable.append((name, ids))
-        self._ids = {n: self._ids[n] for n in names if n in self._ids}
+                readable.append((name, meta))
+        self._meta = {n: self._meta[n] for n in names if n in self._meta}
         return readable, damaged
 
     def doc_ids(self) -> tuple[np.ndarray, list[str]]:
-        """The doc ids the readable files hold (sorted, unique) and the damaged files, without their vectors.
+        """The passages the readable files hold (sorted, unique) and the damaged files, without their vectors.
 
-        What the writer needs to know what to embed, and what the stats count: only a search needs the
-        float32 matrix (300 MB for 200,000 passages; issue 25)."""
+        What the writer needs to know what to embed, and what the stats count: only a search needs the matrix."""
         with self._lock:
             names = self._names()
             if tuple(names) == self._loaded.files:
                 return self._loaded.doc_ids, list(self._loaded.damaged)
             readable, damaged = self._file_table(names)
-        return (np.unique(np.concatenate([ids for _, ids in readable])) if readable else EMPTY.doc_ids), damaged
+        return (np.unique(np.concatenate([m.doc_ids for _, m in readable])) if readable else EMPTY.doc_ids), damaged
+
+    def stored_vectors(self, keys: np.ndarray) -> dict[int, np.ndarray]:
+        """The stored vector of each of ``keys`` that some file holds (the writer reuses them, issue 35)."""
+        with self._lock:
+            readable, _ = self._file_table(self._names())
+        wanted = np.unique(np.asarray(keys, dtype=np.int64))
+        found: dict[int, np.ndarray] = {}
+        for name, meta in readable:
+            if not wanted.shape[0]:
+                break
+            hit = np.flatnonzero(np.isin(meta.keys, wanted, kind="sort"))
+            if not hit.shape[0]:
+                continue
+            try:
+                vecs = _read_rows(self.folder / name, hit)
+            except UNREADABLE:  # (FileNotFoundError too: merged away meanwhile; embedded anew)
+                continue
+            for row, vector in zip(hit.tolist(), vecs):
+                found.setdefault(int(meta.keys[row]), vector)
+            wanted = wanted[~np.isin(wanted, list(found), kind="sort")]
+        return found
 
     # --- the writer only ---------------------------------------------------------------
 
@@ -180,54 +310,56 @@ class VectorStore:
             (self.folder / name).unlink(missing_ok=True)
         return damaged
 
-    def add(self, doc_ids: np.ndarray, vectors: np.ndarray) -> None:
-        self._write(np.asarray(doc_ids, dtype=np.int64), np.asarray(vectors, dtype=np.float16))
+    def add(self, doc_ids: np.ndarray, seqs: np.ndarray, keys: np.ndarray, vectors: np.ndarray) -> None:
+        """One file of rows: every slot of the passages a batch embedded."""
+        self._write({
+            "doc_ids": np.asarray(doc_ids, dtype=np.int64), "seqs": np.asarray(seqs, dtype=np.int64),
+            "keys": np.asarray(keys, dtype=np.int64), "vectors": np.asarray(vectors, dtype=np.float16),
+        })  # fmt: skip
 
-    def _write(self, doc_ids: np.ndarray, vectors: np.ndarray) -> str:
+    def _write(self, columns: dict[str, np.ndarray]) -> str:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"v-{time.time_ns():020d}-{os.getpid()}.npz"
         tmp = self.folder / f".tmp-{name}"
         with open(tmp, "wb") as f:
-            np.savez(f, doc_ids=doc_ids, vectors=vectors)
+            np.savez(f, **columns)  # type: ignore[arg-type]  # (numpy types allow_pickle among the names)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.folder / name)
         return name
 
     def merge(self, alive: np.ndarray, *, force: bool = False) -> bool:
-        """Rewrite the files as one holding only ``alive`` doc ids, when there are many files, when most of
-        their vectors belong to passages no longer indexed, or (``force``) whenever there is more than one."""
+        """Rewrite the files as one holding only ``alive`` passages, when there are many files, when most of
+        their rows belong to passages no longer indexed, or (``force``) whenever there is more than one."""
         with self._lock:
             readable, _ = self._file_table(self._names())
         if not readable:
             return False
         files = [n for n, _ in readable]
-        per_file = [ids for _, ids in readable]
-        every = np.concatenate(per_file)
-        stored = np.unique(every)
-        mostly_dead = int(np.isin(stored, alive).sum()) < stored.shape[0] // 2  # a rebuilt or much-changed index
+        stored = np.unique(np.concatenate([m.doc_ids for _, m in readable]))
+        mostly_dead = int(np.isin(stored, alive, kind="sort").sum()) < stored.shape[0] // 2  # a rebuilt or much-changed index
         if len(files) <= (1 if force else MERGE_FILES) and not mostly_dead:
             return False
-        # Into one float16 array, file by file (the doc ids are known without the vectors): through
-        # load()'s float32 matrix the merge held four copies of every vector at once (issue 25).
-        kept = np.flatnonzero(np.isin(every, alive))
-        ids, first = np.unique(every[kept], return_index=True)  # a doc embedded twice: the first file's vector
-        source = kept[first]  # row of each merged vector in the files' concatenation
-        rows = np.empty((ids.shape[0], DIM), dtype=np.float16)
-        offset = 0
-        for name, file_ids in zip(files, per_file, strict=True):
-            end = offset + file_ids.shape[0]
-            wanted = np.flatnonzero((source >= offset) & (source < end))
-            if wanted.shape[0]:
-                try:
-                    with np.load(self.folder / name) as data:
-                        vecs = np.asarray(data["vectors"], dtype=np.float16)
-                except UNREADABLE:  # damaged since it was read
-                    return False
-                rows[wanted] = vecs[source[wanted] - offset]
-                del vecs
-            offset = end
-        self._write(ids, rows)
+        # File by file into float16 columns (the doc ids are known without the vectors); a passage
+        # embedded twice (a retried batch) keeps the first file's rows.
+        taken: set[int] = set()
+        columns: dict[str, list[np.ndarray]] = {name: [] for name in COLUMNS}
+        for name, meta in readable:
+            fresh = np.unique(meta.doc_ids[np.isin(meta.doc_ids, alive, kind="sort")])
+            fresh = fresh[~np.isin(fresh, list(taken), kind="sort")] if taken else fresh
+            if not fresh.shape[0]:
+                continue
+            try:
+                data = read_file(self.folder / name)
+            except UNREADABLE:  # damaged (or gone) since it was read
+                return False
+            keep = np.isin(data["doc_ids"], fresh, kind="sort")
+            for column in COLUMNS:
+                columns[column].append(data[column][keep])
+            taken.update(fresh.tolist())
+            del data
+        if columns["doc_ids"]:
+            self._write({name: np.concatenate(parts) for name, parts in columns.items()})
         for name in files:  # a reader that listed one of these skips it and lists again next query
             (self.folder / name).unlink(missing_ok=True)
         return True

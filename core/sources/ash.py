@@ -76,6 +76,7 @@ from .ash_records import _decode, _decode_lines, _read_lines, _str, _ts
 from .ash_tree import _Item, _Tree
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
 from .jsonl import DECODE_ERRORS, UNREADABLE, Skips
+from .regular import read_regular
 
 AGENT = "ash"
 CHAT_PREFIX = "chat-"
@@ -84,7 +85,7 @@ CHAT_PREFIX = "chat-"
 def read_heads(path: Path) -> list[tuple[str, str]]:
     """(branch id, head message id) pairs from a session's state.json."""
     try:
-        state = _decode(path.read_bytes())
+        state = _decode(read_regular(path))
     except (OSError, *DECODE_ERRORS):
         return []
     branches = state.get("branches") if isinstance(state, dict) else None
@@ -155,9 +156,9 @@ class AshSource:
         if len(rel) != 2 or rel[1] not in ("context.jsonl", "history.jsonl", "state.json"):
             return None
         main = sessions / key / "context.jsonl"
-        if not main.exists():
+        if not main.is_file():  # (only a regular file is read: core/sources/regular.py)
             main = sessions / key / "history.jsonl"
-            if not main.exists():
+            if not main.is_file():
                 return None
         return SourceFile(
             path=main, agent=AGENT, project_key=provider, session_id=key, order_key=main.name

@@ -48,6 +48,7 @@ from .codex_parser import _Parser
 from .codex_records import _decompress, _kinds, _records, _State, _str
 from .codex_session import _meta, locate_rollout, session_id_from_name, spawn_parent
 from .jsonl import Skips, decode_object
+from .regular import read_regular
 
 AGENT = "codex"
 _HEAD_BYTES = 512 * 1024  # a session_meta line carries the base instructions
@@ -110,8 +111,7 @@ class CodexSource:
             if path.name.endswith(".zst"):
                 head = _decompress(path, _HEAD_BYTES)
             else:
-                with path.open("rb") as fh:
-                    head = fh.read(_HEAD_BYTES)
+                head = read_regular(path, _HEAD_BYTES)
             rec, _ = decode_object(head.split(b"\n", 1)[0])  # (repaired as every line is: a BOM)
         except Exception:  # unreadable heads are read (and reported) later
             return None, None

@@ -18,6 +18,7 @@ import msgspec
 
 from .fields import label, timestamp
 from .jsonl import WRONG_SHAPE, Skips, check_shape, decode_object, iter_lines
+from .regular import open_regular
 from .tool_text import bounded
 
 _decode = msgspec.json.Decoder().decode
@@ -157,7 +158,7 @@ def _decompress(path: Path, limit: int = -1) -> bytes:
     zstd = _zstd()
     if zstd is None:
         raise ImportError("zstandard is not installed: cannot read .jsonl.zst")
-    with path.open("rb") as fh, zstd.ZstdDecompressor().stream_reader(fh) as reader:
+    with open_regular(path) as fh, zstd.ZstdDecompressor().stream_reader(fh) as reader:
         return reader.read(limit)
 
 

@@ -58,6 +58,7 @@ from .jsonl import (
     repair,
     too_deep,
 )
+from .regular import read_regular
 from .tool_text import bounded
 from .usage_fields import gemini_usage
 
@@ -330,7 +331,7 @@ class GeminiSource:
             return None
         name = path.name
         if len(rel) == 3 and rel[1] == "chats" and name.startswith("session-"):
-            if name.endswith(".json") and path.with_suffix(".jsonl").exists():
+            if name.endswith(".json") and path.with_suffix(".jsonl").is_file():  # (a FIFO there hides nothing)
                 return None  # migrated to .jsonl by a resume: read that one only
             if name.endswith((".json", ".jsonl")):
                 return SourceFile(
@@ -360,7 +361,7 @@ class GeminiSource:
             if file.path.suffix == ".jsonl":
                 lines = list(iter_lines(file.path))
             else:
-                data = file.path.read_bytes()
+                data = read_regular(file.path)
         except OSError as exc:
             return ReadResult([], FileMeta(session_id=file.session_id), 0, error=str(exc))
         skips = Skips()
@@ -424,8 +425,8 @@ class GeminiSource:
         marker = project_dir / ".project_root"
         try:
             if marker.is_file():
-                return marker.read_text(encoding="utf-8").strip() or None
-            registry = _decode((project_dir.parent.parent / "projects.json").read_bytes())
+                return read_regular(marker).decode("utf-8").strip() or None
+            registry = _decode(read_regular(project_dir.parent.parent / "projects.json"))
         except (OSError, *DECODE_ERRORS):
             return None
         projects = registry.get("projects") if isinstance(registry, dict) else None

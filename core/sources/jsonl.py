@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from .regular import open_regular
+
 
 def iter_lines(path: Path, offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
     """Yield ``(line_index_from_offset, end_offset, line)`` for complete lines.
@@ -21,7 +23,7 @@ def iter_lines(path: Path, offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
     ``end_offset`` is the byte position just after the line's newline; the last
     yielded value is where the next read should start.
     """
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         if offset:
             handle.seek(offset)
         position = offset
@@ -41,7 +43,7 @@ def iter_blocks(path: Path, offset: int = 0, block_bytes: int = BLOCK_BYTES) -> 
     Decoding a block of lines in one call keeps the per-line work in C; a
     half-written last line stays unread, as with :func:`iter_lines`.
     """
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         if offset:
             handle.seek(offset)
         position = offset

@@ -170,6 +170,10 @@ class TeamArchive(TeamSearch, TeamReading):
     def embed_in_background(self) -> None:
         """Nothing to embed: team search is by words only (see :meth:`wait_semantic`)."""
 
+    def meaning_gap(self, query: str, mode: str = "auto", sort: str = "relevance") -> dict[str, Any] | None:
+        """Nothing is missing: team search is by words only, and says so in its stats."""
+        return None
+
     def wait_semantic(self, timeout: float | None = None) -> bool:
         """Nothing to wait for: team search is by words only (no vectors in the shared store yet)."""
         return True

@@ -4,7 +4,7 @@ The highlight is applied to each painted line (:meth:`MarkedStatic.render_line`)
 not baked into the widget's content, so it works the same on plain text, on
 Rich-rendered markdown answers and on tool output, and a new find word re-marks
 what is mounted with a refresh instead of a rebuild. The same painted lines tell
-:func:`match_rows` on which row each occurrence landed, so the reader can scroll
+:func:`match_places` on which row each occurrence landed, so the reader can scroll
 the match's line into view whatever the wrapping at this terminal width.
 """
 
@@ -39,6 +39,12 @@ def highlight_style(app: Any) -> Style:
         return Style(reverse=True, bold=True)
 
 
+def current_style(highlight: Style) -> Style:
+    """The current match's style: the highlight reversed and underlined, so among the
+    highlighted matches one can tell which ``n``/``N`` stands on (issue #36)."""
+    return highlight + Style(reverse=True, underline=True, bold=True)
+
+
 def _owner(widget: Widget) -> Any:
     """The nearest ancestor holding ``marks`` (the reader), or None."""
     node: Any = widget.parent
@@ -47,9 +53,10 @@ def _owner(widget: Widget) -> Any:
     return node
 
 
-def mark_strip(strip: Strip, marks: Marks, style: Style) -> Strip:
+def mark_strip(strip: Strip, marks: Marks, style: Style, current: int | None = None) -> Strip:
+    """``strip`` with its matches in ``style``; the ``current``-th of them in :func:`current_style`."""
     text = strip.text
-    spans = marks.spans(text)
+    spans = marks.spans(text, painted=True)
     if not spans:
         return strip
     if cell_len(text) != len(text):  # wide characters: cell offsets differ from string offsets
@@ -58,11 +65,13 @@ def mark_strip(strip: Strip, marks: Marks, style: Style) -> Strip:
     parts = strip.divide([*cuts, strip.cell_length])
     out: list[Strip] = []
     x = 0
+    here = spans[current] if current is not None and 0 <= current < len(spans) else None
     for part in parts:
         end = x + part.cell_length
         if any(a <= x and end <= b for a, b in spans) and part.cell_length:
+            own = current_style(style) if here is not None and here[0] <= x and end <= here[1] else style
             # over the text's own style (Strip.apply_style would put it under, and lose)
-            part = Strip([Segment(t, (st or Style()) + style, c) for t, st, c in part], part.cell_length)
+            part = Strip([Segment(t, (st or Style()) + own, c) for t, st, c in part], part.cell_length)
         out.append(part)
         x = end
     return Strip.join(out)
@@ -79,13 +88,15 @@ class MarkedStatic(Static):
         marks = getattr(owner, "marks", NO_MARKS)
         if not marks.active:
             return strip
-        return mark_strip(strip, marks, owner.highlight)
+        place = getattr(owner, "current_place", None)
+        current = place[2] if place is not None and place[0] is self and place[1] == y else None
+        return mark_strip(strip, marks, owner.highlight, current)
 
 
-def match_rows(widget: Widget, marks: Marks, origin_y: int) -> list[int]:
-    """Rows (in ``origin_y``'s coordinates) of each occurrence painted in ``widget``
-    and the marked widgets inside it, in order; one row per occurrence."""
-    rows: list[int] = []
+def match_places(widget: Widget, marks: Marks, origin_y: int) -> list[tuple[int, MarkedStatic, int, int]]:
+    """(row in ``origin_y``'s coordinates, the marked widget, its line, the match's index in
+    the line) of each occurrence painted in ``widget`` and the marked widgets inside it, in order."""
+    places: list[tuple[int, MarkedStatic, int, int]] = []
     candidates = [widget, *widget.query(MarkedStatic)] if widget.is_mounted else []
     for part in candidates:
         if not isinstance(part, MarkedStatic) or not part.display or part.size.height == 0:
@@ -93,5 +104,6 @@ def match_rows(widget: Widget, marks: Marks, origin_y: int) -> list[int]:
         width, height = part.outer_size
         top = part.region.y - origin_y
         for row, strip in enumerate(part.render_lines(Region(0, 0, width, height))):
-            rows.extend([top + row] * len(marks.spans(strip.text)))
-    return rows
+            places.extend((top + row, part, row, k) for k in range(len(marks.spans(strip.text, painted=True))))
+    return places
+

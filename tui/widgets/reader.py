@@ -349,7 +349,7 @@ class Reader(MatchNavigation, WindowMoves, VerticalScroll, can_focus=True):
     def clear(self) -> None:
         self.blocks, self.sessions, self.hits = [], [], []
         self.matches, self._query_matches, self.match_index = [], [], None
-        self.marks = Marks()
+        self.marks, self.current_place = Marks(), None
         self.ref, self.current, self.follow = None, None, False
         self._discarding(self.children)
         self.remove_children()

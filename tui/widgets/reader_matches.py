@@ -18,7 +18,7 @@ from textual.widget import Widget
 from core.words import plural
 
 from ..marks import Marks, Match, find_matches, next_match
-from .marked import MarkedStatic, match_rows
+from .marked import MarkedStatic, match_places
 from .turn_view import TurnView
 
 # (for the type checker the mixin is the reader's VerticalScroll; at run time the reader
@@ -41,6 +41,8 @@ class MatchNavigation(_ReaderBase):
     blocks: list[Any]
     ref: str | None
     matches_complete: bool = True
+    # the current match as painted: (marked widget, its line, the match's index in the line), styled apart
+    current_place: tuple[MarkedStatic, int, int] | None = None
     if TYPE_CHECKING:  # the reader's own, which the moves use
 
         @property
@@ -69,16 +71,26 @@ class MatchNavigation(_ReaderBase):
         if not target.is_attached:
             return
         origin = self.content_region.y - self.scroll_offset.y
-        rows = match_rows(target, self.marks, origin)
-        if rows:
-            y = rows[min(occurrence, len(rows) - 1)] - self.size.height // 3
+        places = match_places(target, self.marks, origin)
+        if places:
+            place = places[min(occurrence, len(places) - 1)]
+            self._set_current_place(place[1:])
+            y = place[0] - self.size.height // 3
         else:  # not painted as text (cut from a long output): the step's top
+            self._set_current_place(None)
             y = target.region.y - origin - 1
         if round(self.scroll_y) != max(0, min(y, round(self.max_scroll_y))):
             self.scroll_to(y=max(0, y), animate=False, immediate=True)
         if check:  # a turn just composed may lay out once more (markdown heights): look again after it
             self.call_after_refresh(self._scroll_to_match, target, occurrence, False)
         self._status()
+
+    def _set_current_place(self, place: tuple[MarkedStatic, int, int] | None) -> None:
+        """Paint the current match apart (and the one before as the others again)."""
+        old, self.current_place = self.current_place, place
+        for part in {old[0] if old else None, place[0] if place else None} - {None}:
+            if part is not None and part.is_attached:
+                part.refresh()
 
     def _status(self) -> None:
         update = getattr(self.parent, "update_status", None)
@@ -114,6 +126,7 @@ class MatchNavigation(_ReaderBase):
         if old is not None:
             self._mark_current(old, False)
         self.current = self.match_index = None
+        self._set_current_place(None)
         self._status()
 
     async def go_to_match(self, index: int) -> None:
@@ -174,6 +187,7 @@ class MatchNavigation(_ReaderBase):
         self.marks.set_find(text)
         self.matches = find_matches(self.blocks, self.marks) if self.marks.find else self._query_matches
         self.match_index = None
+        self.current_place = None
         for widget in self.query(MarkedStatic):
             widget.refresh()
         self._status()

@@ -20,10 +20,11 @@ from core.archive.catalog import is_damage
 from core.config import Config
 from core.errors import RelayError
 from core.outputs.handoff import about
-from core.words import plural
+from core.words import plural, visible
 
 from . import after, finding, keeping, serving
 from .common import config_from_args, end_progress_line, print_error
+from .printing import VisibleOut
 
 # Subcommands in the order --help lists them; each group module maps a name to
 # (add its parser, run it).
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only projects matching GLOB, in Claude's dir-name form (-home-me-work-*), for every agent (default *)")
     common.add_argument("--root", metavar="DIR", default=argparse.SUPPRESS, help="Claude projects dir (default ~/.claude/projects)")
     common.add_argument("--store", metavar="URL", default=argparse.SUPPRESS, help="postgresql://… team store (default: embedded; env RELAY_SEARCH_STORE)")
-    common.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="use the demo corpus (its own HOME) instead of your history")
+    common.add_argument("--demo", action="store_true", default=argparse.SUPPRESS, help="use the demo corpus (its own HOME) instead of your history (default: your history)")
 
     parser = _Parser(
         prog="relay-search",
@@ -128,14 +129,24 @@ def _print_overview(config: Config) -> int:
 
     with Archive.open(config) as archive:
         for s in archive.list_sessions(limit=20):
-            print(f"{s.ref:<40} {s.project:<20} {plural(s.turn_count, 'turn'):>10}  {about(s)[:60]}")
+            print(visible(f"{s.ref:<40} {s.project:<20} {plural(s.turn_count, 'turn'):>10}  {about(s)[:60]}"))
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(join_dash_values(parser, list(sys.argv[1:] if argv is None else argv)))
+    args = parser.parse_args(finding.gather_query(parser, join_dash_values(parser, list(sys.argv[1:] if argv is None else argv))))
     handler = COMMANDS.get(args.command, cmd_app)
+    stdout = sys.stdout
+    if args.command not in (None, "mcp", "serve"):  # (the app and the servers own their stdout)
+        sys.stdout = VisibleOut(stdout)  # transcript text is shown, never sent to the terminal
+    try:
+        return _run(handler, args)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(handler, args) -> int:
     try:
         try:
             return handler(args)
@@ -158,7 +169,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # last resort: one line, never a traceback
-        print_error(f"relay-search: unexpected error: {type(exc).__name__}: {exc}")
+        from core.archive.store import cache_error_line
+
+        said: str | None = None
+        try:
+            said = cache_error_line(config_from_args(args).cache_path, exc)  # (unreadable, not a dir: what to do)
+        except Exception:
+            pass
+        print_error(said or f"relay-search: unexpected error: {type(exc).__name__}: {exc}")
         if os.environ.get("RELAY_SEARCH_DEBUG"):
             raise
         return 1

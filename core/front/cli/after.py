@@ -14,25 +14,25 @@ from pathlib import Path
 
 from core.errors import BadInput
 
-from .common import config_from_args, open_archive, print_json
+from .common import config_from_args, open_archive, print_error, print_json
 
 
 def add_resume(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("resume", parents=[common],
                        help="print (or --exec) the command that resumes a session in its agent")
     p.add_argument("ref", help="session id, slug (its latest session), slug#N, …")
-    p.add_argument("--exec", action="store_true", help="run it now, in the session's directory")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--exec", action="store_true", help="run it now, in the session's directory (default: print it only)")
+    p.add_argument("--json", action="store_true", help="print the plan (command, directory, why not) as JSON (default: the command)")
 
 
 def add_export(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("export", parents=[common],
                        help="export a session, chain, range or turn to Markdown, HTML or JSON")
-    p.add_argument("ref")
-    p.add_argument("--format", choices=("md", "html", "json"), default="md")
-    p.add_argument("-o", "--output", metavar="FILE|DIR", help="default: a file in the current directory")
-    p.add_argument("--thinking", action="store_true", help="include the model's thinking")
-    p.add_argument("--force", action="store_true", help="replace files that exist (never through a symlink)")
+    p.add_argument("ref", help="slug, slug#4-5, slug#4:12, session id (or prefix ≥ 8), id:12")
+    p.add_argument("--format", choices=("md", "html", "json"), default="md", help="md (the default), html or json")
+    p.add_argument("-o", "--output", metavar="FILE|DIR", help="write here (default: a file named after the reference in the current directory)")
+    p.add_argument("--thinking", action="store_true", help="include the model's thinking (default: left out)")
+    p.add_argument("--force", action="store_true", help="replace a file that exists, never through a symlink (default: refuse)")
 
 
 USAGE_EPILOG = """\
@@ -53,14 +53,15 @@ def add_usage(sub, common: argparse.ArgumentParser) -> None:
     # no argparse choices: core.outputs.usage checks --by (its one-line error lists them), and
     # building the parser for every command must not import the usage module
     p.add_argument("--by", default="day", metavar="GROUP",
-                   help="day, week, month, project, model, session, agent or block")
-    p.add_argument("--breakdown", action="store_true", help="each row's models (as ccusage --breakdown)")
-    p.add_argument("--compact", action="store_true", help="the narrow table (the default under 100 columns)")
-    p.add_argument("--from", dest="date_from", metavar="DATE")
-    p.add_argument("--to", dest="date_to", metavar="DATE")
-    p.add_argument("--project")
-    p.add_argument("--agent")
-    p.add_argument("--json", action="store_true")
+                   help="one row per day (the default), week, month, project, model, session, agent or block")
+    p.add_argument("--breakdown", action="store_true", help="each row's models too, as ccusage --breakdown (default: rows only)")
+    p.add_argument("--compact", action="store_true", help="the narrow table (the default under 100 columns; wide above)")
+    p.add_argument("--from", dest="date_from", metavar="DATE",
+                   help="only usage on or after DATE: 7d, 2w, today, last week, ISO (default: no limit)")
+    p.add_argument("--to", dest="date_to", metavar="DATE", help="only usage on or before DATE (default: no limit)")
+    p.add_argument("--project", help="only projects whose name or directory contains this, any case (default: all)")
+    p.add_argument("--agent", help="only this agent: claude, codex, gemini or ash (default: all)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON (default: a table)")
 
 
 def cmd_resume(args) -> int:
@@ -70,10 +71,10 @@ def cmd_resume(args) -> int:
         print_json(plan.to_dict())
         return 0
     if plan.command is None:
-        print(f"relay-search: {plan.reason}", file=sys.stderr)
+        print_error(f"relay-search: {plan.reason}")  # (a directory from a transcript: shown, never sent)
         return 1
     if plan.reason:
-        print(f"relay-search: {plan.reason}", file=sys.stderr)
+        print_error(f"relay-search: {plan.reason}")  # (a directory from a transcript: shown, never sent)
     print(plan.command)
     if not args.exec:
         return 0

@@ -9,13 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import time
 from collections.abc import Callable
 
 from core.config import Config
 from core.errors import OutOfSpace
 from core.views import Progress
-from core.words import plural
+from core.words import plural, visible
 
 INDEX_LOCK_WAIT = 120.0  # seconds `index` waits for another writer (a cold index of 1.8 GB takes ~25 s on 2 cores)
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
@@ -53,6 +55,33 @@ def progress_printer() -> Callable[[Progress], None] | None:
     return show
 
 
+def embedding_printer() -> Callable[[int, int], None]:
+    """Progress of ``index``'s embedding phase: on a terminal a bar with passages n/N, the rate and
+    the time left; otherwise one line when it starts (the caller prints the last)."""
+    started = time.monotonic()
+    tty = sys.stderr.isatty()
+
+    def show(done: int, total: int) -> None:
+        global _bar_drawn
+        if not total:
+            return
+        if not tty:
+            if done == 0:
+                print(f"embedding {plural(total, 'passage')} for meaning-based recall, the newest first (the words are searchable now)…", file=sys.stderr)
+            return
+        elapsed = time.monotonic() - started
+        rate = done / elapsed if elapsed > 0 and done else 0.0
+        left = f"{(total - done) / rate:,.0f} s left" if rate else "starting"
+        bar = "█" * int(done / total * 30)
+        sys.stderr.write(f"\rembedding {bar:<30} {done / total:4.0%}  {done:,}/{total:,} passages · {rate:,.1f}/s · {left}   ")
+        _bar_drawn = done < total
+        if not _bar_drawn:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
+
+
 def end_progress_line() -> None:
     """End a progress line an error or Ctrl-C cut short, so what follows starts a line."""
     global _bar_drawn
@@ -63,9 +92,9 @@ def end_progress_line() -> None:
 
 
 def print_error(line: str) -> None:
-    """One line on stderr, below a progress bar it cut short."""
+    """One line on stderr, below a progress bar it cut short (control characters shown, never sent)."""
     end_progress_line()
-    print(line, file=sys.stderr)
+    print(visible(line), file=sys.stderr)
 
 
 def open_archive(args: argparse.Namespace, *, sync: bool = True):
@@ -94,7 +123,15 @@ def open_archive(args: argparse.Namespace, *, sync: bool = True):
     return archive
 
 
+# JSON escapes C0 itself; DEL and C1 (0x9b: a terminal's CSI) too, so no control byte
+# of a transcript reaches a terminal from --json either. Outside its strings JSON text is
+# ASCII, so the escapes land only inside strings, where they mean the same characters.
+_JSON_C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+_C1 = re.compile("[\x7f-\x9f]")
+
+
 def print_json(data) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    sys.stdout.write((text.translate(_JSON_C1) if _C1.search(text) else text) + "\n")
 
 

@@ -6,86 +6,155 @@ Text for people; with ``--json`` exactly the MCP tools' shapes.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 
 from core.arguments import search_query
 from core.outputs.handoff import about
-from core.query.syntax import phrase_note, search_results
+from core.query.syntax import parse, phrase_note, search_results
 from core.timeutil import clean_ts
 from core.views import session_list_dict, turn_to_dict
 from core.words import plural
 
 from .after import usage_by_session
 from .common import open_archive, print_json
+from .printing import print_marked
 
 
 def add_search(sub, common: argparse.ArgumentParser) -> None:
-    p = sub.add_parser("search", parents=[common], help='search turns ("exact phrase", -exclude, prefix*)')
-    p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--offset", type=int, default=0, help="skip this many hits (the next page)")
-    p.add_argument("--sort", choices=("relevance", "recent"), default="relevance", help="recent: newest first")
-    p.add_argument("--group", choices=("session",), help="session: one hit per session, its best")
-    p.add_argument("--project")
-    p.add_argument("--agent")
-    p.add_argument("--slug")
-    p.add_argument("--session", metavar="REF", help="only this session or chain")
-    p.add_argument("--user")
-    p.add_argument("--from", dest="date_from", metavar="DATE")
-    p.add_argument("--to", dest="date_to", metavar="DATE")
+    p = sub.add_parser("search", parents=[common], help='search turns ("exact phrase", -exclude, prefix*)',
+                       description="Every word after `search` that is not an option is the query, quoted or not; "
+                                   "options go before or after it (`--` ends the options).")
+    p.add_argument("query", nargs="+", help='the words to find: "exact phrase", -exclude, prefix* (quotes optional)')
+    p.add_argument("--limit", type=int, default=10, help="at most this many hits (default 10, at most 500)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many hits: the next page (default 0)")
+    p.add_argument("--sort", choices=("relevance", "recent"), default="relevance",
+                   help="relevance (the default) or recent: newest first among the best")
+    p.add_argument("--group", choices=("session",), help="session: one hit per session, its best (default: every turn)")
+    _filters(p, slug=True, dated="turns")
+    p.add_argument("--session", metavar="REF", help="only this session or chain (default: all)")
     p.add_argument("--mode", choices=("auto", "hybrid", "lexical"), default="auto",
-                   help="auto: prose queries by words and meaning, code-like ones by words (BM25); hybrid or lexical: force one")
-    p.add_argument("--json", action="store_true")
+                   help="auto (the default): prose queries by words and meaning, code-like ones by words (BM25); hybrid or lexical: force one")
+    p.add_argument("--json", action="store_true", help="print the MCP tool's JSON shape instead of text (default: text)")
+
+
+def gather_query(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``search flaky invoice --project x`` → ``search --project x -- 'flaky invoice'``.
+
+    Every word after ``search`` that is not one of its options (or an option's value)
+    is a query word, quoted or not, as grep-like tools take them: ``-staging`` (an
+    exclusion) and words between options too. A word starting with ``--`` is an option
+    (an unknown one is argparse's error); after ``--`` everything is the query. The
+    words are joined with spaces into one query after a ``--``, so argparse sees one
+    positional whatever it looks like. Other commands' argv comes back as it was.
+    """
+    top = {o: a for a in parser._actions for o in a.option_strings}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":  # global options before the command
+        i += 2 if _takes_value(top, argv[i]) else 1
+    if i >= len(argv) or argv[i] != "search":
+        return argv
+    search = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["search"]
+    known = {o: a for a in search._actions for o in a.option_strings}
+    options: list[str] = []
+    words: list[str] = []
+    j = i + 1
+    while j < len(argv):
+        word = argv[j]
+        if word == "--":
+            words += argv[j + 1 :]
+            break
+        if (word.startswith("--") or word in known) and " " not in word:
+            takes = _takes_value(known, word) and j + 1 < len(argv)
+            options += argv[j : j + 2] if takes else [word]
+            j += 2 if takes else 1
+            continue
+        words.append(word)
+        j += 1
+    return argv[: i + 1] + options + (["--", " ".join(words)] if words else [])
+
+
+def _takes_value(known: dict[str, argparse.Action], word: str) -> bool:
+    """``word`` is an option of ``known`` (exactly, or as argparse's unique abbreviation) followed by its value."""
+    if "=" in word:
+        return False
+    action = known.get(word)
+    if action is None:
+        found = {a for o, a in known.items() if o.startswith("--") and o.startswith(word)}
+        action = found.pop() if len(found) == 1 else None
+    return action is not None and action.nargs != 0
+
+
+def _filters(p: argparse.ArgumentParser, *, slug: bool, dated: str) -> None:
+    """The session filters ``search`` and ``list`` share (each off by default)."""
+    p.add_argument("--project", help="only projects whose name or directory contains this, any case (default: all)")
+    p.add_argument("--agent", help="only this agent's sessions: claude, codex, gemini or ash (default: all)")
+    if slug:
+        p.add_argument("--slug", help="only this slug's chain of sessions (default: all)")
+    p.add_argument("--user", help="only this person's sessions, in a team store (default: everyone)")
+    p.add_argument("--from", dest="date_from", metavar="DATE",
+                   help=f"only {dated} on or after DATE: 7d, 2w, 12h, today, yesterday, last week, ISO (default: no limit)")
+    p.add_argument("--to", dest="date_to", metavar="DATE", help=f"only {dated} on or before DATE (default: no limit)")
 
 
 def add_list(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("list", parents=[common], help="list sessions (newest first; a chain oldest first)")
-    p.add_argument("--slug")
-    p.add_argument("--project")
-    p.add_argument("--agent")
-    p.add_argument("--user")
-    p.add_argument("--tag", action="append", dest="tags")
-    p.add_argument("--from", dest="date_from", metavar="DATE")
-    p.add_argument("--to", dest="date_to", metavar="DATE")
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--slug", help="one chain, oldest first and numbered (default: every session, newest first)")
+    _filters(p, slug=False, dated="sessions active")
+    p.add_argument("--tag", action="append", dest="tags", metavar="TAG",
+                   help="only sessions with this tag; repeat for any of several (default: all)")
+    p.add_argument("--limit", type=int, default=50, help="at most this many sessions (default 50, at most 500)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many sessions: the next page (default 0)")
+    p.add_argument("--json", action="store_true", help="print the MCP tool's JSON shape instead of text (default: text)")
 
 
 def add_show(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("show", parents=[common], help="print a conversation, sessions of a chain, or one turn")
     p.add_argument("ref", help="slug, slug#4-5, slug#4:12, session id (or prefix ≥ 8), id:12")
-    p.add_argument("--session", metavar="RANGE", help="sessions of the chain, e.g. 4-5")
-    p.add_argument("--roles", help="comma list: user,assistant")
-    p.add_argument("--offset", type=int, default=0)
-    p.add_argument("--limit", type=int)
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--handoff", action="store_true", help="print only the reference block the app's c key copies")
+    p.add_argument("--session", metavar="RANGE", help="sessions of the chain, e.g. 4-5 (default: the reference's)")
+    p.add_argument("--roles", help="comma list of the roles to print: user,assistant (default: both)")
+    p.add_argument("--offset", type=int, default=0, help="skip this many turns (default 0)")
+    p.add_argument("--limit", type=int, help="print at most this many turns (default: all of them)")
+    p.add_argument("--json", action="store_true", help="print the MCP tool's JSON shape instead of text (default: text)")
+    p.add_argument("--handoff", action="store_true", help="print only the reference block the app's c key copies (default: the conversation)")
 
 
 def cmd_search(args) -> int:
+    query = " ".join(args.query)  # (the words after `search`, quoted or not: one query)
     with open_archive(args) as archive:
         hits = archive.search(
-            search_query(args.query), limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
+            search_query(query), limit=args.limit, project=args.project, slug=args.slug, session_id=args.session,
             agent=args.agent, user=args.user, date_from=args.date_from, date_to=args.date_to,
             sort=args.sort, offset=args.offset, group=args.group, mode=args.mode,
         )
+        gap = archive.meaning_gap(query, args.mode, args.sort)
+        if gap and not args.json:
+            print(f"relay-search: {gap['note']}", file=sys.stderr)  # (one line; the hits are on stdout)
         if args.json:
-            print_json(search_results(args.query, hits))
+            print_json(search_results(query, hits, gap))
             return 0
         if not hits:
-            print(f"No matches for {args.query!r}.", file=sys.stderr)
+            print(f"No matches for {query!r}.", file=sys.stderr)
             return 0
-        note = phrase_note(args.query, hits)
+        note = phrase_note(query, hits)
         if note:
             print(note)
+        typed = _marked_terms(query)
         for h in hits:
             when = _when(h.timestamp)
             more = f"  (+{h.more_in_session} more in this session)" if h.more_in_session else ""
             meaning = "  (by meaning)" if h.by_meaning else ""
             print(f"{h.ref}  [{h.project} · {h.agent} · {when}]  score {h.score:.2f}{more}{meaning}")
-            print(f"    {h.snippet}")
+            print_marked("    ", h.snippet, list(dict.fromkeys([*h.match_terms, *typed])))  # every query word the snippet shows
         return 0
+
+
+def _marked_terms(query: str) -> list[str]:
+    """What a snippet highlights besides a hit's matched terms: the query's positive index
+    terms and its words as typed (a stem need not start its word: ``flaki`` is not
+    found in "flaky" by itself, the word ``flaky`` is, and its token's terms meet it)."""
+    words = [w.lower() for part in query.split() if not part.startswith("-") for w in re.findall(r"\w+", part)]
+    return list(dict.fromkeys([*parse(query).terms, *words]))
 
 
 def cmd_list(args) -> int:

@@ -15,14 +15,14 @@ from .common import open_archive
 
 def add_mcp(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("mcp", parents=[common], help="serve the MCP tools over stdio (for Claude Code)")
-    p.add_argument("scope", nargs="?", metavar="PATTERN", help="same as --pattern (the original design's form)")
+    p.add_argument("scope", nargs="?", metavar="PATTERN", help="same as --pattern (the original design's form; default *: every project)")
 
 
 def add_serve(sub, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("serve", parents=[common], help="HTTP API and MCP over streamable HTTP")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--token", default=None, help="bearer token (required off loopback)")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="the port to listen on (default 8765)")
+    p.add_argument("--token", default=None, help="bearer token every request must carry (default: none; required off loopback)")
 
 
 def cmd_mcp(args) -> int:

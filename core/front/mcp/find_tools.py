@@ -56,8 +56,8 @@ def register(server: MCPServer, archive: Archive) -> None:
 
         Use this first when you do not know where something was discussed: an error
         message, a command, a file name, a decision. Each result is one turn with a
-        snippet, its `ref` (pass to read_turn for the whole turn) and `sequence` (pass
-        with session_id to get_message_context for the surrounding messages).
+        snippet, its `ref` (pass to read_turn for the whole turn) and `sequence`: the
+        message the snippet came from (pass with session_id to get_message_context).
         Query syntax: "exact phrase" (words adjacent; `note` says when no turn has it),
         -exclude (a plain word; --flags and -x are searched as typed), prefix*; turns
         holding every word rank first. A prose query is also matched by meaning (hits
@@ -69,7 +69,7 @@ def register(server: MCPServer, archive: Archive) -> None:
                 agent=agent, user=user, date_from=date_from, date_to=date_to,
                 sort=sort, offset=offset, group=group, mode=mode,
             )  # fmt: skip
-            return SearchResults.model_validate(search_results(query, hits))
+            return SearchResults.model_validate(search_results(query, hits, archive.meaning_gap(search_query(query), mode or "auto", sort)))
 
     @tool
     def list_sessions(

@@ -24,7 +24,7 @@ class SearchResult(_Out):
     project: str
     agent: str
     turn_number: int | None = None
-    sequence: int = Field(description="Message position; pass to get_message_context.")
+    sequence: int = Field(description="The message the snippet came from; pass to get_message_context.")
     score: float
     snippet: str = Field(description="Matching text, at most 300 characters.")
     timestamp: str | None = None
@@ -33,10 +33,19 @@ class SearchResult(_Out):
     by_meaning: bool = Field(False, description="Found by meaning alone: none of the query's words ranked it.")
 
 
+class MeaningMissing(_Out):
+    missing: int = Field(description="Passages not yet embedded: a prose query finds those by words only.")
+    passages: int
+    note: str
+
+
 class SearchResults(_Out):
     results: list[SearchResult]
     note: str | None = Field(
         None, description="Set when no turn holds a quoted phrase exactly: the results hold its words apart."
+    )
+    meaning_missing: MeaningMissing | None = Field(
+        None, description="Set when a prose query ran while some passages had no vectors yet (being made in the background)."
     )
 
 

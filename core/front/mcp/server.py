@@ -17,6 +17,7 @@ from __future__ import annotations
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
@@ -26,6 +27,7 @@ from core.budget import RESULT_BUDGET
 from core.errors import RelayError
 
 from . import find_tools, overview_tools, read_tools
+from .wire import unreadable_request
 
 if TYPE_CHECKING:
     from core.api import Archive
@@ -76,6 +78,30 @@ class _Server(MCPServer):
             if isinstance(cause, ToolError) and isinstance(cause.__cause__, RelayError):
                 raise ToolError(str(cause.__cause__)) from cause.__cause__
             raise
+
+    async def run_stdio_async(self) -> None:
+        """The SDK's stdio transport, with an answer for a request it cannot read
+        (``"params": "x"``), which it dropped: the client waited for ever (:mod:`.wire`)."""
+        from mcp.server.stdio import stdio_server
+        from mcp.shared.message import SessionMessage
+
+        async with stdio_server() as (read_stream, write_stream):
+            checked_in, checked = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+            async def check() -> None:
+                async with checked_in:
+                    async for item in read_stream:
+                        reply = unreadable_request(item)
+                        if reply is None:
+                            await checked_in.send(item)
+                        else:
+                            await write_stream.send(reply)
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(check)
+                lowlevel = self._lowlevel_server
+                await lowlevel.run(checked, write_stream, lowlevel.create_initialization_options())
+                tasks.cancel_scope.cancel()
 
 
 def build_server(archive: Archive) -> MCPServer:

@@ -13,22 +13,30 @@ that scan those folders.
 
 An export never clobbers: if any file it would write exists (a symlink at that
 name included, dangling or not) nothing is written and one line names ``--force``.
-A file is created with ``O_EXCL`` (so one that appears meanwhile is not
-overwritten either); with ``force`` it is written beside the target and renamed
-over it, which replaces a symlink at that name rather than writing through it.
+Only a regular file (or a symlink to one, or to nothing) is ever replaced: a
+directory, a device (``/dev/null``), a FIFO or a socket at that name, or a symlink
+to one, is refused with one line, ``--force`` or not. Each file is written whole
+beside the target first, then linked to its name (so one that appears meanwhile is
+not overwritten) or, with ``force``, renamed over it, which replaces a symlink at
+that name rather than writing through it. A write that fails (a full disk, a
+read-only place) is one line naming the target, and leaves nothing behind: no
+partial file, no temporary file, none of a directory export's other files.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from core.errors import BadInput
+from core.errors import BadInput, OutOfSpace, RelayError
 
 from . import document, html, jsonfmt, markdown
 
@@ -86,19 +94,54 @@ def export(
         paths = [folder / _session_file(info, fmt) for info in sessions]
         index = folder / f"index.{fmt}"
         refuse_existing([*paths, index], force)
-        folder.mkdir(parents=True, exist_ok=True)
-        written = []
-        for info, path in zip(sessions, paths, strict=True):
-            doc = document.build(archive, ref, sessions=(info,), turn=turn)
-            write_new(path, render(doc, thinking=thinking), force)
-            written.append((info, path))
-        write_new(index, _index(fmt, ref, written), force)
+        with _all_or_nothing(folder, [*paths, index]) as done:
+            written = []
+            for info, path in zip(sessions, paths, strict=True):
+                doc = document.build(archive, ref, sessions=(info,), turn=turn)
+                write_new(path, render(doc, thinking=thinking), force)
+                written.append((info, path))
+                done.append(path)
+            write_new(index, _index(fmt, ref, written), force)
         return Exported(tuple(p for _, p in written) + (index,), len(sessions))
     refuse_existing([target], force)
     doc = document.build(archive, ref, sessions=sessions, turn=turn)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_new(target, render(doc, thinking=thinking), force)
+    with _all_or_nothing(target.parent, [target]):
+        write_new(target, render(doc, thinking=thinking), force)
     return Exported((target,), len(sessions))
+
+
+@contextmanager
+def _all_or_nothing(folder: Path, paths: list[Path]) -> Iterator[list[Path]]:
+    """Make ``folder`` (and its missing parents); if writing ``paths`` then fails, remove
+    those the caller wrote (it appends them to the list yielded) that were new, and the
+    folders made here: nothing is left behind."""
+    new = [p for p in paths if not os.path.lexists(p)]
+    made: list[Path] = []
+    try:
+        for parent in reversed([folder, *folder.parents]):
+            if not os.path.lexists(parent):
+                os.mkdir(parent)
+                made.append(parent)
+    except OSError as exc:
+        _remove_dirs(made)
+        raise BadInput(f"cannot create {folder}: {exc.strerror or type(exc).__name__}; nothing was written") from None
+    done: list[Path] = []
+    try:
+        yield done
+    except BaseException:
+        for path in done:
+            if path in new:
+                _remove(path)
+        _remove_dirs(made)
+        raise
+
+
+def _remove_dirs(made: list[Path]) -> None:
+    for folder in reversed(made):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def _session_file(info, fmt: str) -> str:
@@ -108,39 +151,105 @@ def _session_file(info, fmt: str) -> str:
 
 
 def refuse_existing(paths: Iterable[Path], force: bool) -> None:
-    """One line naming ``--force`` when any of ``paths`` exists (a symlink counts, even dangling)."""
-    if force:
-        return
-    taken = [p for p in paths if os.path.lexists(p)]
-    if taken:
+    """One line naming ``--force`` when any of ``paths`` exists (a symlink counts, even
+    dangling); one line refusing, whatever ``force`` says, when one is not a regular file."""
+    taken = []
+    for path in paths:
+        if os.path.lexists(path):
+            _check_replaceable(path)
+            taken.append(path)
+    if taken and not force:
         raise Exists(taken[0], len(taken) - 1)
 
 
-def write_new(path: Path, text: str, force: bool) -> None:
-    """Write ``text`` to ``path`` without following a symlink there; replace only with ``force``."""
-    data = text.encode("utf-8")
-    if not force:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
-        except FileExistsError:
-            raise Exists(path) from None
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+def _check_replaceable(path: Path) -> None:
+    """Refuse ``path`` unless it is new, a regular file, or a symlink to one (or to nothing):
+    a directory, a device (``/dev/null``), a FIFO or a socket is never replaced (issue 37 item 7)."""
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            mode = os.stat(path).st_mode  # (the link itself is replaced; what it points at decides)
+    except FileNotFoundError:
+        return  # (new, or a dangling symlink)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+    if stat.S_ISREG(mode):
         return
-    if os.path.isdir(path) and not os.path.islink(path):
+    if stat.S_ISDIR(mode):
         raise BadInput(f"{path} is a directory; not replacing it")
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+    raise BadInput(f"{path} is {kind}, not a regular file; export writes only to regular files or new paths")
+
+
+def _cannot_write(path: Path, exc: OSError) -> RelayError:
+    """One line naming ``path`` (never a temporary file's name) and why it failed."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return OutOfSpace(f"cannot write {path}: {reason}; nothing was written")
+    return BadInput(f"cannot write {path}: {reason}; nothing was written")
+
+
+def write_new(path: Path, text: str, force: bool) -> None:
+    """Write ``text`` to ``path`` whole or not at all, without following a symlink there;
+    replace only with ``force``, and only a regular file (:func:`_check_replaceable`).
+
+    The text goes to a hidden file beside ``path`` first, which is then linked to the
+    name (``O_EXCL``-like: a file that appeared meanwhile is not overwritten) or, with
+    ``force``, renamed over it. A failed write (a full disk, no permission) leaves
+    nothing behind, so a retry is not told the file "already exists" (issue 37 item 8).
+    """
+    data = text.encode("utf-8")
+    if force:
+        _check_replaceable(path)
+    stem = path.name
+    while len(stem.encode("utf-8", "surrogateescape")) > 200:  # (room for the rest within 255 bytes)
+        stem = stem[:-1]
+    temp = path.with_name(f".{stem}.{secrets.token_hex(4)}.tmp")
+    try:
+        _write_file(temp, data)
+        try:
+            if force:
+                _check_replaceable(path)  # (again: something may have appeared meanwhile)
+                os.replace(temp, path)  # renames over the name: a symlink there is replaced, its target untouched
+                return
+            try:
+                os.link(temp, path)
+            except FileExistsError:
+                raise Exists(path) from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+                    raise
+                _write_exclusive(path, data)  # (a filesystem without hard links)
+        finally:
+            _remove(temp)
+    except OSError as exc:
+        raise _cannot_write(path, exc) from None
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.replace(temp, path)  # renames over the name: a symlink there is replaced, its target untouched
+            fh.flush()
+            os.fsync(fh.fileno())  # (a full disk may only say so here)
     except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+        _remove(path)
         raise
+
+
+def _write_exclusive(path: Path, data: bytes) -> None:
+    try:
+        _write_file(path, data)
+    except FileExistsError:
+        raise Exists(path) from None
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _base_name(resolved) -> str:
