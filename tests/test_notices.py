@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 
 from core.fixtures.claude import ClaudeTranscript, stable_uuid
+from core.fixtures.codex import CodexRollout, codex_id
 from core.front.mcp import build_server
 from tests.hostile_support import cli_json, run_cli
 from tests.support import open_archive
@@ -28,6 +29,7 @@ MAIN = stable_uuid("test-notices", "main")
 ONLY = stable_uuid("test-notices", "only-commands")
 OLD = stable_uuid("test-notices", "one-oh")
 LATE = stable_uuid("test-notices", "ide-and-tasks")
+CODEX = codex_id(34)
 SLUG = "quiet-amber-lantern"
 COMMAND = "mix compile --warnings-as-errors"
 
@@ -93,6 +95,12 @@ def write_corpus(home: Path) -> None:
                              "(exit code 0)</summary>\n</task-notification>\nRead the output file to retrieve the result"},
                          "uuid": stable_uuid("late", "task"), "timestamp": "2026-04-18T17:02:00.000Z"}))
     late.write_under(root)
+    # Codex: an error event its terminal showed
+    rollout = CodexRollout(home / ".codex", CODEX, cwd=CWD, start=T0 + timedelta(hours=5))
+    rollout.user("Bump the otter dependency")
+    rollout.event({"type": "error", "message": "stream disconnected before completion: otterhound timeout",
+                   "codex_error_info": "other"})
+    rollout.assistant("Retried and bumped.")
 
 
 def search(home: Path, query: str, *args: str) -> dict:
@@ -153,7 +161,7 @@ def test_notices_open_no_turn_before_the_first_prompt(home: Path) -> None:
     turns = [cli_json(home, "show", f"{SLUG}#1:{n}") for n in (0, 1)]
     assert [t["user_text"] for t in turns] == ["Wire the invoice exporter into the nightly job", "Why does the widget crash?"]
     counts = {s["session_id"]: s["turn_count"] for s in cli_json(home, "list")["sessions"]}
-    assert counts == {MAIN: 2, ONLY: 1, OLD: 1, LATE: 2}
+    assert counts == {MAIN: 2, ONLY: 1, OLD: 1, LATE: 2, CODEX: 1}
     assert turns[0]["notes"][0] == "SessionStart:startup hook: clmail registered the gannet desk (./scripts/clmail.cmd actor started)"
     busy = [n for n in turns[0]["notes"] if "cormorant" in n]
     assert busy == ["PostToolUse:Edit hook: Status set to busy: cormorant (./scripts/clmail.cmd actor busy)"]  # once
@@ -197,3 +205,11 @@ async def test_mcp_finds_a_notice_and_a_quoted_command(home: Path) -> None:
             result = await c.call_tool("read_turn", {"session_id": hit["ref"]})
             turn = json.loads(result.content[0].text)  # type: ignore[union-attr]
             assert turn["user_text"] == "Wire the invoice exporter into the nightly job"
+
+
+def test_an_error_codex_showed_is_a_note_of_its_turn(home: Path) -> None:
+    found = search(home, "otterhound")["results"]
+    assert [(h["session_id"], h["agent"], h["turn_number"]) for h in found] == [(CODEX, "codex", 0)]
+    turn = cli_json(home, "show", found[0]["ref"])
+    assert turn["user_text"] == "Bump the otter dependency"
+    assert turn["notes"] == ["Error: stream disconnected before completion: otterhound timeout"]
