@@ -14,11 +14,13 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import httpx
 import pytest
 from mcp import Client
 
 from core.fixtures.claude import ClaudeTranscript, stable_uuid
 from core.fixtures.codex import CodexRollout, codex_id
+from core.front.http_api import build_http_app
 from core.front.mcp import build_server
 from tests.hostile_support import cli_json, run_cli
 from tests.support import open_archive
@@ -213,3 +215,15 @@ def test_an_error_codex_showed_is_a_note_of_its_turn(home: Path) -> None:
     turn = cli_json(home, "show", found[0]["ref"])
     assert turn["user_text"] == "Bump the otter dependency"
     assert turn["notes"] == ["Error: stream disconnected before completion: otterhound timeout"]
+
+
+async def test_http_finds_a_quoted_command_and_serves_the_notes(home: Path) -> None:
+    with open_archive(home) as archive:
+        transport = httpx.ASGITransport(app=build_http_app(archive))
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            answer = (await client.get("/search", params={"q": f'"{COMMAND}"'})).json()
+            assert answer.get("note") is None and answer["results"][0]["exact_phrase"] is True
+            hit = (await client.get("/search", params={"q": "zeppelin"})).json()["results"][0]
+            messages = (await client.get(f"/sessions/{hit['session_id']}/messages")).json()["messages"]
+            summary = next(m for m in messages if m["type"] == "summary")
+            assert summary["role"] == "system" and summary["text"].startswith("Away summary: We rewired the zeppelin")
