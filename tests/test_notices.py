@@ -227,3 +227,26 @@ async def test_http_finds_a_quoted_command_and_serves_the_notes(home: Path) -> N
             messages = (await client.get(f"/sessions/{hit['session_id']}/messages")).json()["messages"]
             summary = next(m for m in messages if m["type"] == "summary")
             assert summary["role"] == "system" and summary["text"].startswith("Away summary: We rewired the zeppelin")
+
+
+def test_a_notice_read_before_its_prompt_was_written_joins_the_prompts_turn(tmp_path: Path) -> None:
+    """The turn rule holds across incremental reads: a SessionStart hook's note indexed alone, then
+    the prompt appended, make one turn, as a whole read of the file does."""
+    t = ClaudeTranscript(stable_uuid("test-notices", "growing"), cwd=CWD, version="2.1.114", start=T0)
+    t.hook_success("./scripts/clmail.cmd actor started", "clmail registered the puffin desk\n", event="SessionStart",
+                   tool="startup")
+    path = t.write_under(tmp_path / ".claude" / "projects")
+    written = len(t.lines())
+    assert [h["turn_number"] for h in search(tmp_path, "puffin")["results"]] == [0]
+    t.user("Sort the puffin ledger")
+    t.assistant("Sorted.")
+    with path.open("a", encoding="utf-8") as f:
+        f.write("\n".join(t.lines()[written:]) + "\n")
+    grown = [(h["turn_number"], h["snippet"]) for h in search(tmp_path, "puffin")["results"]]
+    assert [turn for turn, _ in grown] == [0]
+    (session,) = cli_json(tmp_path, "list")["sessions"]
+    assert session["turn_count"] == 1
+    assert cli_json(tmp_path, "show", f"{t.session_id}:0")["user_text"] == "Sort the puffin ledger"
+    rebuilt = tmp_path / "again"
+    t.write_under(rebuilt / ".claude" / "projects")
+    assert [(h["turn_number"], h["snippet"]) for h in search(rebuilt, "puffin")["results"]] == grown
