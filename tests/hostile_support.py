@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 SCRIPT = Path(sys.executable).with_name("relay-search")
@@ -67,3 +69,22 @@ def cli_json(home: Path, *args: str, env: dict[str, str] | None = None):
     proc = run_cli(home, *args, "--json", env=env)
     assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
     return json.loads(proc.stdout)
+
+
+def drain_terminal(leader: int, proc: subprocess.Popen, seconds: float = 120) -> bytes:
+    """What ``proc`` wrote to the pseudo-terminal whose leader side is ``leader``, until it
+    closed it or exited (at most ``seconds``)."""
+    out, deadline = b"", time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # (the child closed the terminal)
+                break
+            if not chunk:
+                break
+            out += chunk
+        elif proc.poll() is not None:
+            break
+    return out

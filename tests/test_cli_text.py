@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import pty
-import select
 import subprocess
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ import pytest
 from core.front.cli import build_parser
 from core.front.cli.printing import MARK_OFF, MARK_ON
 
-from .hostile_support import SCRIPT, cli_env, exchange, run_cli, write_jsonl
+from .hostile_support import SCRIPT, cli_env, drain_terminal, exchange, run_cli, write_jsonl
 
 PLAIN_SID = "11111111-1111-4111-8111-111111111111"
 EVIL_SID = "22222222-2222-4222-8222-222222222222"
@@ -61,21 +60,9 @@ def on_terminal(home: Path, *args: str, **env: str) -> tuple[int, bytes]:
     proc = subprocess.Popen([str(SCRIPT), *args], stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE,
                             env=cli_env(home, **{"TERM": "xterm-256color", **env}), close_fds=True)  # fmt: skip
     os.close(follower)
-    out = b""
     deadline = time.monotonic() + 120
     try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([leader], [], [], 0.2)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # (the child closed the terminal)
-                    break
-                if not chunk:
-                    break
-                out += chunk
-            elif proc.poll() is not None:
-                break
+        out = drain_terminal(leader, proc, 120)
         proc.wait(timeout=max(1.0, deadline - time.monotonic()))
     finally:
         if proc.poll() is None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -31,6 +30,8 @@ from core.fixtures.demo import write_demo_corpus
 from core.front.http_api import build_http_app
 from core.front.mcp import build_server
 from core.semantic.embedder import MODEL_ENV, MODEL_FILE, SHIPPED_DIR, TOKENIZER_FILE, model_state
+
+from .hostile_support import drain_terminal
 
 REPO = Path(__file__).resolve().parent.parent
 STATE = model_state({MODEL_ENV: str(SHIPPED_DIR)})
@@ -155,30 +156,13 @@ def test_an_apostrophe_is_not_a_quote_so_the_query_is_prose(embedded: Path):
 # --- issue 35: words first, then meaning, visibly ----------------------------------------
 
 
-def _read_pty(fd: int, proc: subprocess.Popen, seconds: float = 240) -> str:
-    out, deadline = b"", time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            out += chunk
-        elif proc.poll() is not None:
-            break
-    return out.decode("utf-8", "replace")
-
-
 def test_index_on_a_terminal_shows_the_words_then_an_embedding_bar(tmp_path: Path):
     write_demo_corpus(tmp_path)
     primary, secondary = os.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "core", "index"], env=env_for(tmp_path), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=secondary)  # fmt: skip
     os.close(secondary)
-    screen = _read_pty(primary, proc)
+    screen = drain_terminal(primary, proc, 240).decode("utf-8", "replace")
     stdout = proc.communicate(timeout=60)[0].decode()
     os.close(primary)
     assert proc.returncode == 0 and "Traceback" not in screen
@@ -390,3 +374,16 @@ def test_a_grown_turn_and_a_repeated_answer_reuse_their_vectors(tmp_path: Path):
     with _archive(tmp_path) as archive:
         embedded, passages = archive.semantic.counts()
         assert embedded == passages == 2
+
+
+def test_a_passage_without_text_counts_as_embedded(tmp_path: Path):
+    t = ClaudeTranscript("7a1e3c5d-2b4f-4c6e-8d0a-1f3e5c7a9b2d", cwd="/home/dev/tools", start=datetime(2026, 11, 22, tzinfo=timezone.utc))
+    t.tool("Bash", {"command": "git status"}, "nothing to commit")  # before any prompt: a turn of tool calls only
+    t.user("what changed in the exporter since yesterday?")
+    t.assistant("Only the batch size of the connection reuse; nothing else moved.")
+    t.write_under(tmp_path / ".claude" / "projects")
+    cli(tmp_path, "index")
+    with _archive(tmp_path) as archive:
+        embedded, passages = archive.semantic.counts()
+        assert embedded == passages == 2  # not waiting for vectors for ever (index said so at each run)
+    assert cli(tmp_path, "index").stderr == "" and "meaning_missing" not in search_json(tmp_path, "what moved in the exporter lately")

@@ -22,6 +22,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from core.memory import fewer_malloc_arenas
@@ -29,7 +30,7 @@ from core.words import plural
 
 from . import tasks
 from .changes import PendingChanges
-from .clipboard import last_copy_text
+from .clipboard import last_copy_text, toast_text_width
 from .clipboard import notice as clipboard_notice
 from .filters import Filters, chosen
 from .heap import IdleCollector
@@ -45,8 +46,10 @@ from .messages import (
     TagsLoaded,
     TagsSaved,
 )
+from .notices import HoldsNotices
 from .screens.dialogs import TagScreen
 from .screens.empty import EmptyScreen
+from .screens.help import HelpScreen
 from .screens.main import MainScreen
 from .widgets.turn_view import warm_up_rendering
 
@@ -63,7 +66,7 @@ EMBED_AFTER = 2.0  # seconds
 BACKLOG_STATUS_EVERY = 5.0  # seconds between status refreshes while passages wait for vectors
 
 
-class RelayApp(App[None]):
+class RelayApp(HoldsNotices, App[None]):
     """Three panes on one :class:`core.api.Archive`; see :func:`make_app`."""
 
     CSS_PATH = "app.tcss"
@@ -348,7 +351,9 @@ class RelayApp(App[None]):
     def _copied(self, message: Copied) -> None:
         path = Path(message.path) if message.path else None
         self.last_copy = last_copy_text(message.what, message.text, message.how, path)
-        self.notify(clipboard_notice(message.what, message.how, path), markup=False)
+        if isinstance(self.screen, HelpScreen):  # open already: its "last copy" says it at once
+            self.screen.query_one("#help-last-copy", Static).update(self.screen.last_copy())
+        self.notify(clipboard_notice(message.what, message.how, path, toast_text_width(self.size.width)), markup=False)
 
     def push_screen(self, screen: Any, *args: Any, **kwargs: Any) -> Any:
         """A dialog (help, a picker, usage, the palette) clears the notices: none sits over it."""

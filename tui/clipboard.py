@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,14 +80,48 @@ def how_said(how: str) -> str:
     return "copied to the clipboard" if how == PYPERCLIP else "sent via OSC 52 (the terminal or tmux must allow it)"
 
 
-def notice(what: str, how: str, path: Path | None) -> str:
-    """One short notice (≤ 3 lines as a toast): what, how, and the file it is also in.
+def notice(what: str, how: str, path: Path | None, width: int | None = None) -> str:
+    """One short notice (≤ 3 lines as a toast ``width`` cells of text wide): what, how,
+    and the file it is also in.
 
     The file is named, not its whole path (a path wraps mid-word); the path and a
-    preview of the text are in the help screen (``?``) under "last copy".
+    preview of the text are in the help screen (``?``) under "last copy". Where the
+    whole notice would take more than 3 lines (80 columns, a long reference, OSC 52),
+    the asides go first, then the middle of ``what``: it is never cut mid-line.
     """
     saved = f" · saved to {path.name}" if path is not None else " · not saved (the data dir is not writable)"
-    return f"{what} {how_said(how)}{saved}"
+    full = f"{what} {how_said(how)}{saved}"
+    if width is None or _lines(full, width) <= NOTICE_LINES:
+        return full
+    short_how = "copied" if how == PYPERCLIP else "sent via OSC 52"
+    short_saved = f" · in {path.name}" if path is not None else " · not saved"
+    text = f"{what} {short_how}{short_saved}"
+    room = len(what)
+    while _lines(text, width) > NOTICE_LINES and room > 12:
+        room -= 4
+        text = f"{_cut_middle(what, room)} {short_how}{short_saved}"
+    return text
+
+
+NOTICE_LINES = 3
+
+
+def _lines(text: str, width: int) -> int:
+    return len(textwrap.wrap(text, max(width, 8), break_on_hyphens=False)) or 1
+
+
+def _cut_middle(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+def toast_text_width(screen_width: int) -> int:
+    """The text width of a notice on a screen ``screen_width`` wide (app.tcss: ``Toast``
+    is 64 wide, at most 70% of the toast rack, which leaves its scroll bar's 2 cells; a
+    1-cell edge and 1 of padding each side; one cell spare, as Textual wraps words)."""
+    return min(64, (screen_width - 2) * 7 // 10) - 4
 
 
 def last_copy_text(what: str, text: str, how: str, path: Path | None) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from rich.cells import cell_len, get_character_cell_size
 from textual.content import Content
 
 from core.index.tokenize import default_tokenizer
@@ -136,20 +137,80 @@ def query_terms(query: str, extra: Iterable[str] = ()) -> list[str]:
 
 
 def around_match(text: str, terms: Iterable[str], width: int) -> str:
-    """``text`` on one line, cut to ``width`` so the first match is in view."""
+    """``text`` on one line, cut to ``width`` cells so a query word is in view.
+
+    The window is chosen around the query words themselves, not the tokens holding them:
+    in ``/home/me/projects/spotter-worktree/…`` the word is ``worktree``, deep in the
+    token, and a window at the token's start would show none. Of the windows starting a
+    quarter width before each word, the one showing the most distinct words wins (the
+    first of equals). Widths are terminal cells, so an emoji (two cells) never pushes
+    the row onto another line.
+    """
     flat = " ".join(text.split())
-    if len(flat) <= width:
+    if cell_len(flat) <= width:
         return flat
-    spans = matched_spans(flat, list(terms))
+    terms = list(terms)
+    words = _word_positions(flat, terms)
     start = 0
-    if spans and spans[0][0] > width // 3:
-        start = max(0, spans[0][0] - width // 4)
-        start = flat.rfind(" ", 0, start) + 1 if flat.rfind(" ", 0, start) > start - 15 else start
-    piece = flat[start:]
+    if words:
+        lead = width // 4
+        best: tuple[int, int] | None = None  # (distinct words shown, -start): the text's start on ties
+        for at in [0] + [at for at, _end, _term in words[:MAX_ANCHORS]]:
+            begin = 0 if cell_len(flat[:at]) <= width // 3 else _back_to_space(flat, _cells_back(flat, at, lead), lead)
+            stop = _cells_forward(flat, begin, width - 2)
+            shown = len({t for w_at, w_end, t in words if begin <= w_at and w_end <= stop})
+            if best is None or (shown, -begin) > best:
+                best = (shown, -begin)
+        start = -best[1] if best else 0
     prefix = "…" if start else ""
-    if len(prefix) + len(piece) > width:
-        piece = piece[: width - len(prefix) - 1] + "…"
+    piece = flat[start:]
+    if cell_len(prefix + piece) > width:
+        piece = piece[: _cells_forward(piece, 0, width - len(prefix) - 1)] + "…"
     return prefix + piece
+
+
+MAX_ANCHORS = 20  # query words looked at as a window's anchor
+
+
+def _word_positions(flat: str, terms: list[str]) -> list[tuple[int, int, str]]:
+    """``(start, end, term)`` of the query words inside the tokens that matched ``terms``."""
+    found: list[tuple[int, int, str]] = []
+    for start, end in matched_spans(flat, terms):
+        token = flat[start:end].lower()
+        inside = [(token.find(stem), len(stem), term) for term in terms for stem in _stems(term) if stem in token]
+        if not inside:
+            found.append((start, end, ""))
+            continue
+        for offset, length, term in sorted(inside):
+            found.append((start + offset, min(start + offset + max(length, 1), end), term))
+    return sorted(found)
+
+
+def _stems(term: str) -> tuple[str, ...]:
+    """How ``term`` (an index stem) shows in text: itself, or without a rewritten last letter."""
+    return (term, term[:-1]) if len(term) > 3 else (term,)
+
+
+def _cells_back(text: str, index: int, cells: int) -> int:
+    """The index ``cells`` terminal cells before ``index`` (or 0)."""
+    while index > 0 and cells > 0:
+        index -= 1
+        cells -= get_character_cell_size(text[index])
+    return index
+
+
+def _cells_forward(text: str, index: int, cells: int) -> int:
+    """The furthest index from ``index`` whose characters fit in ``cells`` terminal cells."""
+    while index < len(text) and cells - get_character_cell_size(text[index]) >= 0:
+        cells -= get_character_cell_size(text[index])
+        index += 1
+    return index
+
+
+def _back_to_space(text: str, index: int, within: int) -> int:
+    """``index`` moved back to the start of its word when one begins within ``within`` (≤ 15) characters."""
+    space = text.rfind(" ", 0, index)
+    return space + 1 if space > index - min(within, 15) else index
 
 
 def highlight(text: str | Content, terms: Iterable[str], style: str = "$text-warning on $warning-muted bold") -> Content:

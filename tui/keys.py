@@ -53,7 +53,7 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("u", "u", "Usage", "usage", "Token usage and cost by day, project, model…", show=False),
     Key("t", "t", "Tag", "tag", "Tag the session (kept by relay-search)", where=(HITS, SESSIONS)),
     Key("question_mark", "?", "Help", "help", "Show every key", where=(HITS, SESSIONS, READER)),
-    Key("q", "q", "Quit", "quit", "Quit (outside the search box; ctrl+q anywhere)", show=False),
+    Key("q", "q", "Quit", "quit", "Quit (outside the search box; with a query open, q twice; ctrl+q anywhere)", show=False),
 )
 
 OTHER_KEYS: tuple[tuple[str, str], ...] = (
@@ -61,7 +61,7 @@ OTHER_KEYS: tuple[tuple[str, str], ...] = (
     ("space", "Sessions: mark a session of a chain (c then copies slug#4,6) · on a chain: fold / unfold"),
     ("← →", "Sessions: fold / unfold the chain"),
     ("⇧↑ ⇧↓", "Sessions: extend a marked range within a chain (slug#4-5)"),
-    ("esc", "Search box: leave it (again: clear it) · sessions: clear marks · dialogs: close"),
+    ("esc", "Search box: leave it (again: clear it) · reader: back to the box, query kept · sessions: clear marks · dialogs: close"),
     ("[  ]", "Reader: previous / next turn"),
     ("e", "Reader: expand / fold the turn's tool calls"),
     ("home end", "Reader: first / last turn"),

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
 FILE_BATCH = 64  # passages per vector file (~300 slots, a few seconds: what an interrupted run loses at most)
 MAX_FAILURES = 3  # passes failing in a row before the job gives up and the stats say why
+NO_TEXT = 0  # the key of a passage without text (a real text's key is 0 once in 2^63)
 TRIM_EVERY = 64  # model runs between returning freed memory to the system (issue 25)
 
 Progress = Callable[[int, int], None]  # (passages embedded, passages to embed) after each batch
@@ -249,14 +250,17 @@ class SemanticJob:
         """Every slot of ``batch``'s passages, as one file: known texts reuse their vectors, each new text
         is embedded once."""
         docs = self._archive.catalog.docs(batch)
-        rows: list[tuple[int, Slot]] = [
-            (doc_id, slot) for doc_id in batch if doc_id in docs
-            for slot in slots(docs[doc_id]["body"], docs[doc_id].get("marks"), docs[doc_id]["first_seq"])
-        ]  # fmt: skip
+        rows: list[tuple[int, Slot]] = []
+        for doc_id in batch:
+            if doc_id in docs:
+                doc = docs[doc_id]
+                # a passage with no text (only tool calls) gets one zero row: embedded, never close to anything
+                rows += [(doc_id, slot) for slot in slots(doc["body"], doc.get("marks"), doc["first_seq"]) or [Slot(doc["first_seq"], "", NO_TEXT)]]
         if not rows:
             return
         keys = np.array([slot.key for _, slot in rows], dtype=np.int64)
         known = self.store.stored_vectors(keys)
+        known[NO_TEXT] = np.zeros(DIM, dtype=np.float16)
         new: dict[int, str] = {}
         for _, slot in rows:
             if slot.key not in known:

@@ -17,6 +17,9 @@ from core.refs import compress_numbers
 from core.views import Resolved
 
 DEFAULT_BUDGET = 40_000
+NOTE_ROOM = 300  # characters kept for the "left out" note
+MIN_CUT = 200  # a turn cut to less than this says too little to be worth its place
+CUT_MARK = "\n\n_[… turn cut here: {more:,} more characters]_\n"
 
 
 def _span(sessions: tuple[SessionInfo, ...]) -> str:
@@ -98,15 +101,19 @@ def content_markdown(resolved: Resolved, turns_of: Callable[[SessionInfo], list[
             if tools:
                 chunk += f"\n_Tools: {tools}_\n"
             pieces.append((header, chunk))
-    room = budget - sum(len(p) for p in head) - 300  # the note and headers
+    room = budget - sum(len(p) for p in head) - NOTE_ROOM
     kept: list[tuple[str, str]] = []
     used = 0
     cut = False
     for header, chunk in reversed(pieces):  # newest first, until the budget is spent
-        cost = len(chunk) + (len(header) if not kept or kept[0][0] != header else 0)
+        header_cost = len(header) if not kept or kept[0][0] != header else 0
+        cost = len(chunk) + header_cost
         if used + cost > room:
-            if not kept:  # even the latest turn alone is too big: keep its start
-                kept.append((header, chunk[: max(room - len(header), 200)] + "…\n"))
+            # the nearest turn that does not fit fills what is left, marked as cut, so a
+            # huge turn cannot leave the copy at a few thousand characters
+            space = room - used - header_cost
+            if space >= MIN_CUT or not kept:
+                kept.insert(0, (header, _cut_turn(chunk, max(space, MIN_CUT))))
                 cut = True
             break
         kept.insert(0, (header, chunk))
@@ -114,11 +121,15 @@ def content_markdown(resolved: Resolved, turns_of: Callable[[SessionInfo], list[
     left_out = len(pieces) - len(kept)
     parts = list(head)
     if left_out or cut:
-        what = f"{left_out} earlier turn{'' if left_out == 1 else 's'} left out" if left_out else "the turn is cut"
-        if left_out and cut:
-            what += " and the latest turn is cut"
+        if not left_out:
+            what = "the turn is cut" if len(kept) == 1 else "the earliest turn is cut"
+        else:
+            what = f"{left_out} earlier turn{'' if left_out == 1 else 's'} left out"
+        kept_note = "the latest turns are kept"
+        if cut and left_out:
+            kept_note += ", the earliest of them cut where marked" if len(kept) > 1 else "; the latest turn is cut"
         parts.append(
-            f"\n_({what} to stay within {budget:,} characters; the latest turns are kept — "
+            f"\n_({what} to stay within {budget:,} characters; {kept_note} — "
             f"read the rest with the relay-search MCP server: {ref})_\n"
         )
     current = None
@@ -128,6 +139,18 @@ def content_markdown(resolved: Resolved, turns_of: Callable[[SessionInfo], list[
             current = header
         parts.append(chunk)
     return "".join(parts)
+
+
+def _cut_turn(chunk: str, space: int) -> str:
+    """The start of ``chunk`` within ``space`` characters, marked as cut (at a line or a word)."""
+    mark_room = len(CUT_MARK.format(more=len(chunk)))
+    head = chunk[: max(space - mark_room, 0)]
+    for sep in ("\n", " "):
+        at = head.rfind(sep)
+        if at > len(head) * 3 // 4:
+            head = head[:at]
+            break
+    return head.rstrip() + CUT_MARK.format(more=len(chunk) - len(head.rstrip()))
 
 
 def _tool_line(tool: dict) -> str:

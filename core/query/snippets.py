@@ -36,7 +36,17 @@ def _candidate_re(terms: tuple[str, ...]) -> re.Pattern[str] | None:
     # An index term starts a token or a part of one, never inside a lowercase run:
     # not after a lowercase letter unless it starts with a capital (camelCase).
     start = r"(?:(?-i:(?<![a-z]))|(?-i:(?=[A-Z])))"
-    return re.compile(start + "(?:" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
+    return re.compile(start + "(?:" + "|".join(_stem_re(w) for w in words) + ")", re.IGNORECASE)
+
+
+def _stem_re(term: str) -> str:
+    """``term`` as the start of the words it stems from: a stem is their prefix but where the
+    stemmer rewrote an ending (``flaky`` → ``flaki``, ``visibility`` → ``visibl``)."""
+    if term.endswith("i"):
+        return re.escape(term[:-1]) + "[iy]"
+    if term.endswith("bl"):
+        return re.escape(term[:-1]) + "i?l"
+    return re.escape(term)
 
 
 def _matches(

@@ -29,7 +29,7 @@ ACTION_GROUPS = {
     "copy_ref": "Handoff", "copy_content": "Handoff", "resume": "Handoff", "export": "Handoff", "usage": "Handoff",
 }
 # the app-wide keys: one line under the groups
-GENERAL = "tab ⇧tab cycle panes · ? this screen · ctrl+p command palette · q quit (not in the search box) · ctrl+q quit"
+GENERAL = "tab ⇧tab cycle panes · ? this screen · ctrl+p command palette · q quit (not in the search box; twice with a query) · ctrl+q quit"
 SKIP = {"cycle_panes(1)", "cycle_panes(-1)", "help", "quit"}
 
 

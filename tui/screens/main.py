@@ -22,7 +22,7 @@ from textual.widget import Widget
 from textual.widgets import Input, ProgressBar, Static
 
 from .. import tasks
-from ..clipboard import last_copy_text
+from ..clipboard import last_copy_text, toast_text_width
 from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ResumeReady
@@ -31,6 +31,7 @@ from ..widgets.reader import Reader
 from ..widgets.reader_pane import ReaderPane
 from ..widgets.search_pane import HitList, SearchPane
 from ..widgets.sessions_pane import SessionsPane, session_ref
+from . import selection
 from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values
 from .export_dialog import ExportScreen
 from .help import HelpScreen
@@ -45,6 +46,7 @@ EXPORT_FORMATS = {"Markdown (.md)": "md", "HTML, one self-contained page (.html)
 
 PANES = ("search-pane", "sessions-pane", "reader-pane")
 CONTEXTS = {"search-pane": "hits", "sessions-pane": "sessions", "reader-pane": "reader"}
+QUIT_ASK = 3.0  # seconds a second q quits after "press q again"
 
 
 class MainScreen(Screen):
@@ -60,6 +62,7 @@ class MainScreen(Screen):
         super().__init__()
         self.last_pane = "search-pane"
         self.export_directory: str | None = None  # where E last wrote (offered again)
+        self._quit_asked = False  # q with a query open asked "q again to quit"
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="panes"):
@@ -104,6 +107,9 @@ class MainScreen(Screen):
                 return widget.id
             widget = widget.parent  # type: ignore[assignment]
         return None
+
+    def on_screen_resume(self) -> None:
+        self.app.show_held_notices()  # (those that came while a dialog was open)
 
     def on_descendant_focus(self, event: Any) -> None:
         pane = self.pane_of(event.widget)
@@ -223,19 +229,31 @@ class MainScreen(Screen):
         self.query_one("#query", Input).focus()
 
     def action_escape(self) -> None:
-        """Esc: leave the search box (for the hits, else the sessions); again: clear it."""
+        """Esc: leave the search box (for the hits, else the sessions); again: clear it.
+        From the reader: back to the search box, the query kept and selected (typing replaces it)."""
         box = self.query_one("#query", Input)
         if box.has_focus:
             if self.search_pane.hits:
                 self.query_one(HitList).focus()
             else:
                 self.sessions_pane.show_list()
+        elif self.pane_of(self.focused) == "reader-pane":
+            if not self.query_one("#left").display:  # zoomed (z): the column comes back
+                self.action_maximise_reader()
+            box.focus()
+            box.select_all()
         elif box.value:
             if isinstance(self.focused, HitList):  # the hit list goes away with the query
                 self.sessions_pane.show_list()
             box.value = ""
 
     def action_quit(self) -> None:
+        """q: quit; while a query is in the box it asks first (q again quits, ctrl+q at once)."""
+        if self.query_one("#query", Input).value.strip() and not self._quit_asked:
+            self._quit_asked = True
+            self.set_timer(QUIT_ASK, lambda: setattr(self, "_quit_asked", False))
+            self.notify("A search is open: press q again to quit (ctrl+q quits at once).", markup=False)
+            return
         self.app.exit()
 
     def action_hit_layout(self) -> None:
@@ -273,21 +291,7 @@ class MainScreen(Screen):
 
     def selected_ref(self) -> str | None:
         """What ``c``/``C`` act on: the thing selected in the pane you are in."""
-        pane = self.pane_of(self.focused) or self.last_pane
-        if pane == "reader-pane" and self.reader.is_open:
-            return self.reader.current_ref()
-        if pane == "sessions-pane":
-            return self.sessions_pane.session_list.selection_ref()
-        if isinstance(self.focused, HitList) or pane == "search-pane":
-            search = self.search_pane
-            if search.opens and self.query_one(HitList).highlighted in (None, 0):
-                return search.opens  # the "open slug#4-5" row
-            hit = search.selected_hit
-            if hit is not None:
-                return hit.ref
-        if self.reader.is_open:
-            return self.reader.current_ref()
-        return self.sessions_pane.session_list.selection_ref()
+        return selection.selected_ref(self)
 
     def action_copy_ref(self) -> None:
         ref = self.selected_ref()
@@ -387,17 +391,8 @@ class MainScreen(Screen):
         self.app.clear_filters()
 
     def selected_session(self) -> tuple[str, str] | None:
-        """``(session_id, label)`` of what ``t`` tags: the reader's current session,
-        the selected hit's, or the selected row's."""
-        pane = self.pane_of(self.focused) or self.last_pane
-        if pane == "reader-pane" and self.reader.is_open:
-            session = self.reader.current_session
-        elif pane == "search-pane" and self.search_pane.selected_hit is not None:
-            hit = self.search_pane.selected_hit
-            return hit.session_id, hit.ref.rpartition(":")[0] if hit.turn_number is not None else hit.ref
-        else:
-            session = self.sessions_pane.selected_session
-        return (session.session_id, session_ref(session)) if session is not None else None
+        """``(session_id, label)`` of what ``t`` tags (see :mod:`.selection`)."""
+        return selection.selected_session(self)
 
     def action_tag(self) -> None:
         selected = self.selected_session()
@@ -424,7 +419,8 @@ class MainScreen(Screen):
         path = Path(message.path) if message.path else None
         self.app.last_copy = last_copy_text("The resume command", message.command, message.how, path)
         note = f" ({message.note})" if message.note else ""
-        self.notify(f"{message.command}{note}\n{clipboard_notice('The command', message.how, path)}", markup=False)
+        width = toast_text_width(self.app.size.width)
+        self.notify(f"{message.command}{note}\n{clipboard_notice('The command', message.how, path, width)}", markup=False)
 
     def action_export(self) -> None:
         ref = self.selected_ref()

@@ -35,6 +35,7 @@ from core.query.syntax import phrase_note
 from .. import tasks
 from ..messages import SearchFinished
 from .hit_rows import hit_prompt, open_prompt
+from .query_box import QueryBox
 
 if TYPE_CHECKING:
     from textual import getters
@@ -123,7 +124,7 @@ class SearchPane(Vertical):
         self._rendered_width: int | None = None  # the hit list width hits were laid out for
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="Search conversations…   ( / )", id="query")
+        yield QueryBox(placeholder="Search conversations…   ( / )", id="query")
         yield Static("Type to search every conversation.", id="search-status", classes="pane-status")
         yield HitList(id="hits")
 

@@ -183,6 +183,10 @@ class SessionList(OptionList):
         self.marked: set[str] = set()  # session ids, all in one chain
         self.range_anchor: int | None = None  # where a shift+arrow range started (Widget.anchor is a method)
         self.rendered_width: int | None = None  # the width rows were laid out for
+        self.visited = False  # the person has been in the list: a reload keeps their row
+
+    def on_focus(self) -> None:
+        self.visited = True
 
     @property
     def current_row(self) -> Row | None:
@@ -211,7 +215,10 @@ class SessionList(OptionList):
         if not self.rows:
             return
         keys = [row.key for row in self.rows]
-        if keep in keys:
+        if not self.visited:  # nobody has moved here (a cold start's chunks landing): the top shows
+            self.highlighted = 0
+            self.scroll_to(y=0, animate=False, immediate=True)
+        elif keep in keys:
             self.highlighted = keys.index(keep)
         else:
             self.highlighted = min(old or 0, len(self.rows) - 1)
