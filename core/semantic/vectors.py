@@ -88,13 +88,15 @@ class Vectors:
         return np.maximum.reduceat(row_sims[self.order], self.starts)
 
     def best_sequence(self, doc_id: int, row_sims: np.ndarray) -> int | None:
-        """The message sequence of a passage's closest slot (None: not embedded)."""
+        """The message sequence of a passage's closest slot; None when that is its start (slot 0 spans the
+        prompt and the first answers: the snippet decides) or it is not embedded."""
         i = int(np.searchsorted(self.doc_ids, doc_id))
         if i >= self.count or self.doc_ids[i] != doc_id:
             return None
         end = int(self.starts[i + 1]) if i + 1 < self.count else self.rows
-        rows = self.order[int(self.starts[i]) : end]
-        return int(self.seqs[rows[int(np.argmax(row_sims[rows]))]])
+        rows = self.order[int(self.starts[i]) : end]  # (a passage's rows in slot order: stored so, sorted stably)
+        best = int(np.argmax(row_sims[rows]))
+        return None if best == 0 else int(self.seqs[rows[best]])
 
 
 def _empty_vectors(files: tuple[str, ...] = (), damaged: tuple[str, ...] = ()) -> Vectors:
