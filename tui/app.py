@@ -287,7 +287,7 @@ class RelayApp(HoldsNotices, App[None]):
             parts.append(f"semantic recall off: {semantic.get('reason')}")
         elif semantic and semantic.get("embedded", 0) < semantic.get("passages", 0):  # the backlog, newest first
             parts.append(f"meaning: {semantic['embedded']:,}/{semantic['passages']:,} passages embedded")
-            self.set_timer(BACKLOG_STATUS_EVERY, lambda: self.submit(tasks.stats, group="stats", exclusive=True))
+            self.set_timer(BACKLOG_STATUS_EVERY, lambda: self.submit(tasks.meaning_progress, self.stats, group="stats", exclusive=True))
         if self.watching:
             parts.append("watching for changes")
         self.main.set_status(" · ".join(parts))

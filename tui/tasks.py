@@ -6,6 +6,7 @@ archive and plain values and return a message; they never touch a widget.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from typing import Any
@@ -237,6 +238,12 @@ def set_tags(archive: Any, session_id: str, tags: list[str]) -> TagsSaved:
 
 def stats(archive: Any) -> StatsUpdated:
     return StatsUpdated(stats=archive.stats())
+
+
+def meaning_progress(archive: Any, stats: Any) -> StatsUpdated:
+    """The status line's stats with only the embedding's count made anew (cheap, unlike a whole
+    ``stats()``: it runs every few seconds while passages wait for vectors)."""
+    return StatsUpdated(stats=dataclasses.replace(stats, semantic=archive.semantic.summary()))
 
 
 def embed(archive: Any) -> None:
