@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from .hostile_support import run_cli
 from .test_tui_escapes import ANSWER, COMMAND, OUTPUT, PROMPT, SID, write_poisoned
@@ -53,3 +55,12 @@ def test_json_escapes_them_del_and_c1_too(home: Path, tmp_path: Path):
     text = json.dumps(json.loads(data))  # and the strings come back whole
     for piece in (PROMPT, ANSWER, COMMAND, OUTPUT):
         assert json.dumps(piece)[1:-1] in text, piece
+
+
+@given(st.text(alphabet=st.characters(codec=None, max_codepoint=0x2FF) | st.sampled_from("\ud83d\udce9\u2028\U0001f389"), max_size=12))
+def test_the_fast_check_finds_exactly_what_the_rule_shows(text: str):
+    """``visible`` looks for a control character on the text's bytes first (ASCII is most
+    text): it finds one exactly where the rule's regex does, surrogates and C1 included."""
+    from core.words import _CONTROL, has_control
+
+    assert has_control(text) == (_CONTROL.search(text) is not None)
