@@ -56,6 +56,10 @@ class Entry(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     branch: str | None = None
     record_key: str | None = None  # its record's uuid and content: what a replay repeats
     call_id: str | None = None  # a tool call's id, or the id of the call a tool result answers
+    # what the agent showed besides the conversation (hook output, errors, command output,
+    # summaries): it opens no turn of its own, so before a session's first prompt it
+    # belongs to that prompt's turn (core.archive.turns.TurnCounter)
+    notice: bool = False
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -139,6 +143,7 @@ class Turn:
     last_sequence: int
     is_sidechain: bool = False
     ref: str | None = None  # set when read_turn answers with it: the reference of this turn
+    notes: tuple[str, ...] = ()  # what the agent showed besides (system messages: hook output, summaries, …)
 
 
 @dataclass(frozen=True, slots=True)

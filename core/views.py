@@ -25,7 +25,16 @@ def turn_to_dict(turn: Turn) -> dict[str, Any]:
         "assistant_text": turn.assistant_text,
         "timestamp": turn.timestamp,
         "tools_used": [dict(t) for t in turn.tools_used],
+        # what the agent showed besides (hook output, errors, command output, summaries), each bounded
+        **({"notes": [_bounded(n, NOTE_CHARS) for n in turn.notes]} if turn.notes else {}),
     }
+
+
+NOTE_CHARS = 2_000  # of each note in a turn's answer (get_session_messages has every character)
+
+
+def _bounded(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)

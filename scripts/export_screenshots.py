@@ -23,10 +23,23 @@ from tui.app import make_app  # noqa: E402
 from tui.testing import SCENES  # noqa: E402
 
 
+def embed_first(home: Path) -> None:
+    """Index and embed the demo as ``relay-search index`` does, so the status line shows the settled
+    state (not an embedding backlog that depends on how fast this machine is)."""
+    import os
+
+    from core.api import Archive
+    from core.config import Config
+
+    with Archive.open(Config.from_env({**os.environ, "HOME": str(home)})) as archive:
+        archive.semantic.run_foreground()
+
+
 async def shoot(name: str, out: Path, size: tuple[int, int]) -> Path:
     with tempfile.TemporaryDirectory(prefix="relay-search-shot-") as tmp:
         home = Path(tmp)
         write_demo_corpus(home, now=DEFAULT_NOW)
+        embed_first(home)
         app = make_app(home, now=DEFAULT_NOW)
         async with app.run_test(size=size) as pilot:
             await SCENES[name](pilot)

@@ -84,10 +84,11 @@ def test_a_conversation_gives_its_entries_in_order():
         ("tool", "tool_result", "two", 2, False, "u3", "u2", None),
         ("assistant", "text", "plain answer", 3, False, "u4", None, None),
         ("system", "compaction", COMPACTION_TEXT, 5, False, "u6", None, None),
+        ("system", "summary", "Compaction summary: the summary", 6, False, "u7", None, None),  # issue 34
     ]  # fmt: skip
     uses = [e for e in result.entries if e.type == "tool_use"]
     assert [(e.tool_name, e.tool_input) for e in uses] == [("Bash", {"command": "ls"}), ("tool", {})]
-    assert [e.is_sidechain for e in result.entries] == [False, True, True, True, True, False, False, False, False]
+    assert [e.is_sidechain for e in result.entries] == [False, True, True, True, True, False, False, False, False, False]
     assert all(e.timestamp == TS for e in result.entries)
     assert [e.record_key for e in result.entries][:2] == [key(lines[0]), key(lines[1])]
     assert result.uuids == ["u1", "u2", "u3", "u4", "u5", "u6", "u7", "u8"]

@@ -36,6 +36,9 @@ def demo(tmp_path_factory):
 
 def run(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    for name in ("PYTHONPATH", "RELAY_SEARCH_MODEL"):  # (the checkout's code, words only: as tests/hostile_support.cli_env)
+        if os.environ.get(name):
+            env[name] = os.environ[name]
     proc = subprocess.run([str(SCRIPT), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
@@ -208,7 +211,8 @@ def test_json_is_the_messages_api_shape(demo, tmp_path: Path) -> None:
     assert sub["messages"][0]["content"][0]["text"].startswith(SUBAGENT_PROMPT)
     tool_use = [b for m in first["messages"][: sub["at_message"]] for b in m["content"] if b["type"] == "tool_use"]
     assert tool_use[-1]["name"] == "Task"  # placed after the call that started it
-    assert [e["type"] for e in third["events"]] == ["compaction"]
+    assert [e["type"] for e in third["events"]] == ["compaction", "summary"]  # the compaction summary (issue 34)
+    assert third["events"][1]["text"].startswith("Compaction summary: ")
 
 
 # --- files, directories, one turn -------------------------------------------------------------

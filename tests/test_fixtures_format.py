@@ -363,3 +363,70 @@ def test_demo_corpus_follows_now(tmp_path: Path) -> None:
     assert stamps[-1].startswith("2031-05-02T08:2")
     mtime = next(corpus.root.glob(f"*/{corpus.live_session_id}.jsonl")).stat().st_mtime
     assert abs(mtime - datetime.fromisoformat(stamps[-1].replace("Z", "+00:00")).timestamp()) < 1
+
+
+# -- what Claude Code shows besides the conversation (issue 34) ------------------------------
+
+
+def _notice_kind(rec: dict[str, Any]) -> tuple[str, ...] | None:
+    if rec.get("type") == "system" and rec.get("subtype") in ("away_summary", "local_command", "stop_hook_summary",
+                                                              "api_error"):
+        return ("system", rec["subtype"])
+    if rec.get("type") == "attachment" and str((rec.get("attachment") or {}).get("type", "")).startswith("hook_"):
+        return ("attachment", rec["attachment"]["type"])
+    return None
+
+
+@cache
+def real_notice_shapes() -> dict[tuple[str, ...], set[tuple[str, ...]]]:
+    """Per kind, the top-level keys (and a hook attachment's or an error's keys) of every sample."""
+    out: dict[tuple[str, ...], set[tuple[str, ...]]] = defaultdict(set)
+    for path in SHARED.rglob("*.jsonl"):
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            k = _notice_kind(rec) if isinstance(rec, dict) else None
+            if k is not None:
+                out[k].add(tuple(sorted(rec)))
+                inner = rec.get("attachment") or rec.get("error")
+                if isinstance(inner, dict) and inner:
+                    out[(*k, "inner")].add(tuple(sorted(inner)))
+    return out
+
+
+@needs_samples
+def test_notice_records_have_the_real_shapes() -> None:
+    """Each builder's records against samples of the same kind (2.1.114 hooks and away summaries,
+    2.1.38 /model, 2.0.5 API errors; the error's fields as the 2.1 fixtures name them)."""
+    built: list[dict[str, Any]] = []
+    for version in ("2.1.114", "2.1.38", "2.0.5"):
+        t = ClaudeTranscript("0b1f7c39-9a55-4c1e-8f0e-3f6f1d2a9e12", cwd="/home/u/work/x", version=version, start=START,
+                             git_branch="master")
+        t.user("Run the checks")
+        t.tool("Edit", {"file_path": "/home/u/work/x/a.py", "old_string": "a", "new_string": "b"})
+        if version == "2.1.114":
+            t.hook_success('"${CLAUDE_PLUGIN_ROOT}/scripts/clmail.cmd" actor busy', "Status set to busy\n")
+            t.hook_blocking_error("ruff check failed", "uv run ruff check")
+            t.stop_hooks("./scripts/clmail.cmd actor idle")
+            t.away_summary("We merged both rounds.")
+        elif version == "2.1.38":
+            t.local_command("model", "Kept model as \x1b[1mDefault (recommended)\x1b[22m")
+        else:
+            t.api_error("Overloaded", attempt=2)
+        built += [json.loads(x) for x in t.lines()]
+    real = real_notice_shapes()
+    compared = set()
+    for rec in built:
+        k = _notice_kind(rec)
+        if k is None:
+            continue
+        compared.add(k)
+        assert tuple(sorted(rec)) in real[k], f"{k}: {sorted(rec)} not among {sorted(real[k])}"
+        inner = rec.get("attachment") or rec.get("error")
+        if isinstance(inner, dict):
+            assert tuple(sorted(inner)) in real[(*k, "inner")], f"{k}: {sorted(inner)} not among {real[(*k, 'inner')]}"
+    assert compared == {("attachment", "hook_success"), ("attachment", "hook_blocking_error"),
+                        ("system", "stop_hook_summary"), ("system", "away_summary"), ("system", "local_command"),
+                        ("system", "api_error")}

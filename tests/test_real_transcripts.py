@@ -155,6 +155,7 @@ LISTED = {
     "f852ad25-1024-47da-964e-5eaae5bd6e6a",
     "03eb5929-52b3-4b13-ada3-b93ae35806b8", "ef958aa1-0e93-49f0-bb71-150f63befcd1",
     "a7da6a22-facc-4fcd-8bab-f83c87862004",
+    "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f",  # a /model command's output and summaries only (issue 34: findable)
     "256ba646-2c15-437a-98e9-4171aafd030e", "29ccd257-68b1-427f-ae5f-6524b7cb6f20",
     "2b4ed4c0-b905-41de-9238-273db3ec737a", "94604a7b-062f-4369-bdf0-da948381c3e5",
     # VibeCodingTracker 1.0.95 (file named test_conversation.jsonl; first sessionId)
@@ -183,7 +184,7 @@ def test_listed_sessions(archive):
     listed = {s.session_id for s in archive.list_sessions(limit=500)}
     assert listed == LISTED | set(ABSENT_PARENTS)
     stats = archive.stats()
-    assert stats.sessions == len(LISTED) + len(ABSENT_PARENTS) == 34
+    assert stats.sessions == len(LISTED) + len(ABSENT_PARENTS) == 35
     assert listed & WARMUP_ONLY == set()
     assert stats.skipped_lines == 0 and stats.errors == ()
 
@@ -210,7 +211,6 @@ def test_parents_that_are_empty_files_are_never_listed(archive):
         "7864f562-717b-4d70-a1cb-b588f7826a1a",  # danieldemmel.me-next (2 Warmup agents)
         *sorted(WARMUP_ONLY),
         "4e27c414-a885-46a0-b5c8-d58e1417377d",  # summary-only file
-        "3680252d-d4e3-4416-bddd-8f5b5b4fdb7f",  # /model command and summaries only
         "a95fea4a-b88a-4e49-ac07-4cc323d8700c",  # file-history-snapshot only
     ]  # fmt: skip
     for session_id in empty_parents:

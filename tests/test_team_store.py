@@ -254,3 +254,14 @@ def test_team_search_keeps_the_phrase_rule(team: Team, store) -> None:
     assert {h.user for h in exact} == {"alice", "carol"}
     apart = store.search('"skew watermark"', limit=10)  # both words, never in this order
     assert apart and all(h.exact_phrase is False for h in apart)
+
+
+def test_a_quoted_command_is_a_phrase_on_both_stores(solo) -> None:
+    """Issue 34: a phrase matches a tool call's input (the catalog's and the store's ``seen``), and
+    the notes (a compaction summary, a /model answer) are searched alike."""
+    local, team, _ = solo
+    for query in ('"python bench/run.py --queries 5000"', '"run.py --queries"', "opus"):
+        a, b = local.search(query, limit=10), team.search(query, limit=10)
+        assert a and [h.ref for h in a] == [h.ref for h in b], query
+        assert [h.exact_phrase for h in a] == [h.exact_phrase for h in b], query
+    assert all(h.exact_phrase for h in local.search('"python bench/run.py --queries 5000"', limit=10))

@@ -121,6 +121,12 @@ class _Builder:
             self.current = self._block("turn", message, turn, prompt=visible(message.text), continued=turn in self.turns_seen)
             self.pending = []
             return
+        if (message.role == "user" and message.type == "text" and current is not None and current.kind == "turn"
+                and not current.prompt and all(i.kind == "note" for i in current.items)):
+            # the prompt of a turn that notices opened (a SessionStart hook's output before it)
+            current.prompt = message.text
+            current.last_sequence = message.sequence
+            return
         if current is None or (turn is not None and current.turn != turn):
             kind = "turn" if turn is not None else "preamble"
             self.current = self._block(kind, message, turn, continued=turn is not None and turn in self.turns_seen)

@@ -184,6 +184,8 @@ def reader_matches(
     # only the target turn's now (the whole of a 2,000-turn session takes ~200 ms): the
     # reader paints at the match, then count_matches brings the rest and the count
     matches = block_matches(target, blocks[target], marks)
+    if not matches:
+        target, matches = _continued_match(blocks, target, marks)
     if not matches and marks.parts:  # the turn holds the identifier's parts only: those are its matches
         marks = marks.with_parts()
         matches = block_matches(target, blocks[target], marks)
@@ -191,6 +193,21 @@ def reader_matches(
     # (the blocks' text shows control characters: so does the snippet compared with it)
     chosen = snippet_match(blocks, matches, marks, target, visible(snippet)) if snippet else None
     return marks, matches, chosen if chosen is not None else first_match_at(matches, target, item)
+
+
+def _continued_match(blocks: list[Any], target: int, marks: Any) -> tuple[int, list[Any]]:
+    """The block of the target turn that holds a match: the turn goes on after a compaction
+    (whose summary, a note of the continued block, is indexed with the turn), else the target."""
+    first = blocks[target]
+    for index in range(target + 1, len(blocks)):
+        block = blocks[index]
+        if block.kind == "compaction":
+            continue
+        if block.session_id != first.session_id or block.turn != first.turn:
+            break
+        if found := block_matches(index, block, marks):
+            return index, found
+    return target, []
 
 
 def count_matches(archive: Any, ref: str, blocks: list[Any], marks: Any) -> MatchesCounted:

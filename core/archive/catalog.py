@@ -26,7 +26,7 @@ from .usage_records import CATALOG_SCHEMA as USAGE_SCHEMA
 # hashes (replays by uuid and content), skip reasons, non-UTF-8 paths (issue 11);
 # token usage per API response (core.outputs.usage). 7: link_keys, the narrow table of
 # what relinking reads of each main file (issue 25)
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -110,7 +110,8 @@ CREATE TABLE IF NOT EXISTS docs(
     ts TEXT,
     side INTEGER NOT NULL DEFAULT 0,
     body TEXT,
-    marks TEXT  -- "seq start …" of each answer message in body (core.index.document.encode_marks)
+    marks TEXT,  -- "seq start …" of each answer message in body (core.index.document.encode_marks)
+    seen TEXT  -- each tool call's one-line input and the compaction summaries: checked for phrases
 );
 CREATE INDEX IF NOT EXISTS docs_file ON docs(file_id, turn, part);
 CREATE TABLE IF NOT EXISTS tombstones(doc_id INTEGER PRIMARY KEY);
@@ -380,7 +381,7 @@ class Catalog:
         if not doc_ids:
             return {}
         marks = ",".join("?" * len(doc_ids))
-        cols = ("doc_id", "file_id", "turn", "first_seq", "last_seq", "ts", "side", "body", "marks")
+        cols = ("doc_id", "file_id", "turn", "first_seq", "last_seq", "ts", "side", "body", "marks", "seen")
         rows = self.db.execute(f"SELECT {', '.join(cols)} FROM docs WHERE doc_id IN ({marks})", tuple(doc_ids))
         return {row[0]: dict(zip(cols, row)) for row in rows}
 

@@ -36,6 +36,9 @@ TOOL_OUTPUT_SALIENT = 1500  # … and the error, failure and version lines in be
 PART_TOOLS_CHARS = 16_000  # (8,000 before tool outputs kept their salient lines: as many passages now)
 PART_ANSWER_CHARS = 6_000
 MAIN_FIELD_CAP = 60_000
+SEEN_INPUT_CHARS = 300  # of each tool call's one-line summary, kept for phrase checks …
+SEEN_CHARS = 8_000  # … and of a passage's tool calls and compaction summaries together
+COMPACTION_SUMMARY = "Compaction summary: "  # (core.sources.claude_notices)
 
 
 def compact_tool(name: str, tool_input: dict[str, Any] | None) -> dict[str, Any]:
@@ -93,23 +96,33 @@ def number_entries(
 
 
 class TurnCounter:
-    """The turn of each entry in order, resumable from ``turn``.
+    """The turn of each entry in order, resumable from ``turn`` (and ``notices``).
 
     Entries before the first prompt open a turn of their own (turn 0 of a session);
-    every prompt starts the next turn.
+    every prompt starts the next turn. Notices (``Entry.notice``: a hook's output, a
+    ``/model`` answer) open none: when all that precedes the first prompt are notices,
+    they belong to its turn, so a SessionStart hook does not renumber a session.
     """
 
-    __slots__ = ("turn", "_first", "_main_file")
+    __slots__ = ("turn", "notices", "_first", "_main_file")
 
-    def __init__(self, start_turn: int = -1, *, turn: int | None = None, main_file: bool = False) -> None:
+    def __init__(
+        self, start_turn: int = -1, *, turn: int | None = None, main_file: bool = False, notices: bool = False
+    ) -> None:
         self._first = start_turn + 1
         self.turn = start_turn if turn is None else turn
+        self.notices = notices  # the open turn holds notices only, and no prompt
         self._main_file = main_file
 
     def next(self, entry: Entry) -> int:
         starts = entry.starts_turn and not (self._main_file and entry.is_sidechain)
-        if starts or self.turn < self._first:
+        if starts and self.notices:
+            self.notices = False  # the prompt joins the notices before it
+        elif starts or self.turn < self._first:
             self.turn += 1
+            self.notices = entry.notice and not starts
+        elif self.notices and not entry.notice:
+            self.notices = False  # a turn 0 of its own (an answer before any prompt)
         return self.turn
 
 
@@ -121,17 +134,18 @@ class DocBuilder:
         self.next_seq: int = state.get("next_seq", 0)
         self.turn: int = state.get("turn", -1)
         self.open: dict[str, Any] | None = state.get("open")
+        self.notices: bool = state.get("notices", False)
         self.main_file = main_file
 
     def state(self) -> dict[str, Any]:
-        return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open}
+        return {"next_seq": self.next_seq, "turn": self.turn, "open": self.open, "notices": self.notices}
 
     def feed(self, entries: Iterable[Entry]) -> list[TurnDoc]:
         """Add entries; return docs of every turn they touched (the open one last)."""
         closed: list[dict[str, Any]] = []
         if self.open is not None:
             self.open["touched"] = False
-        numbering = TurnCounter(turn=self.turn, main_file=self.main_file)
+        numbering = TurnCounter(turn=self.turn, main_file=self.main_file, notices=self.notices)
         add = self._add
         seq = self.next_seq - 1  # (no entries: next_seq stays)
         for seq, entry in enumerate(entries, self.next_seq):
@@ -149,6 +163,7 @@ class DocBuilder:
                 acc = self.open = self._new_part(turn, (last or {"part": -1})["part"] + 1, seq, entry, prompt, self.main_file)
             add(acc, seq, entry)
         self.next_seq = seq + 1
+        self.notices = numbering.notices
         docs = [self._doc(acc) for acc in closed if not acc.get("skip")]
         if self.open is not None and self.open.get("touched"):
             docs.append(self._doc(self.open))
@@ -173,6 +188,9 @@ class DocBuilder:
             "answer_seqs": [],  # the sequence of each answer text, for the body's marks
             "assistant_len": 0,
             "names": [],
+            "notes": [],
+            "seen": [],
+            "seen_len": 0,
             "tools": [],
             "tools_len": 0,
             "side": entry.is_sidechain and not main_file,  # a main file's turns are the session's own
@@ -193,13 +211,31 @@ class DocBuilder:
                 acc["assistant"].append(entry.text)
                 acc.setdefault("answer_seqs", []).append(seq)
                 acc["assistant_len"] += len(entry.text)
-            # system notes (branch markers, …) are shown when reading, not ranked
+            elif entry.text:
+                # a system note: what the agent showed besides the conversation (hook output,
+                # errors, command output, IDE context, markers): ranked like tool output, shown
+                # in snippets and phrases like the answer
+                acc["notes"].append(entry.text)
+                acc.setdefault("note_seqs", []).append(seq)
+                acc["tools"].append(entry.text)
+                acc["tools_len"] += len(entry.text) + 1
+        elif kind == "summary" and entry.text:
+            if entry.text.startswith(COMPACTION_SUMMARY):  # restates the whole session: ranked low, like tool text
+                acc["tools"].append(entry.text)
+                acc["tools_len"] += len(entry.text) + 1
+                _see(acc, entry.text)
+            else:  # an away summary: a few sentences about the work, ranked like an answer
+                acc["notes"].append(entry.text)
+                acc.setdefault("note_seqs", []).append(seq)
+                acc["summaries"] = [*acc.get("summaries", ()), entry.text]
         elif kind == "tool_use":
             name = entry.tool_name or "tool"
             acc["names"].append(name)
             if text := _tool_input_text(entry.tool_input):
                 acc["tools"].append(text)
                 acc["tools_len"] += len(text) + 1
+            if entry.text:
+                _see(acc, entry.text[:SEEN_INPUT_CHARS])
         elif kind == "tool_result" and (text := bounded(entry.text, TOOL_OUTPUT_HEAD, TOOL_OUTPUT_TAIL, TOOL_OUTPUT_SALIENT)):
             acc["tools"].append(text)
             acc["tools_len"] += len(text) + 1
@@ -208,8 +244,11 @@ class DocBuilder:
     def _doc(acc: dict[str, Any]) -> TurnDoc:
         user = "\n".join(acc["user"])
         assistant = "\n".join(acc["assistant"])
-        raw = f"{user}\n{assistant}"
+        notes = "\n".join(acc.get("notes", ()))  # (an open turn carried from an older state has none)
+        raw = f"{user}\n{assistant}\n{notes}" if notes else f"{user}\n{assistant}"
         body = raw.strip()
+        summaries = "\n".join(acc.get("summaries", ()))
+        body_ranked = f"{user}\n{assistant}\n{summaries}".strip() if summaries else f"{user}\n{assistant}".strip()
         names = " ".join(dict.fromkeys(acc["names"]))
         return TurnDoc(
             turn=acc["turn"],
@@ -217,16 +256,26 @@ class DocBuilder:
             first_seq=acc["first"],
             last_seq=acc["last"],
             timestamp=acc["ts"],
-            main=f"{body}\n{names}"[:MAIN_FIELD_CAP],
+            main=f"{body_ranked}\n{names}"[:MAIN_FIELD_CAP],
             tools="\n".join(acc["tools"]),
             body=body[:MAIN_FIELD_CAP],
             is_sidechain=bool(acc["side"]),
             marks=_answer_marks(acc, len(user) + 1 - (len(raw) - len(raw.lstrip()))),
+            seen="\n".join(acc.get("seen", ()))[:SEEN_CHARS],
         )
 
 
+def _see(acc: dict[str, Any], text: str) -> None:
+    """Keep ``text`` for phrase checks while the passage's share lasts."""
+    if acc.get("seen_len", 0) < SEEN_CHARS:
+        acc.setdefault("seen", []).append(text)
+        acc["seen_len"] = acc.get("seen_len", 0) + len(text) + 1
+
+
 def _answer_marks(acc: dict[str, Any], base: int) -> tuple[int, ...]:
-    """(sequence, start in the body) of each answer text, flat; ``base``: where the answer starts."""
+    """(sequence, start in the body) of each answer text, flat; ``base``: where the answer starts.
+    The notes after the answer (:meth:`DocBuilder._add`) are one more mark, at the first note's
+    sequence, so the last answer message ends where they begin."""
     seqs = acc.get("answer_seqs") or []
     if len(seqs) != len(acc["assistant"]):  # a state written before marks were kept
         return ()
@@ -235,6 +284,9 @@ def _answer_marks(acc: dict[str, Any], base: int) -> tuple[int, ...]:
     for seq, text in zip(seqs, acc["assistant"]):
         marks += (seq, max(0, start))
         start += len(text) + 1
+    if acc.get("notes") and acc.get("note_seqs"):
+        start = base + sum(len(text) + 1 for text in acc["assistant"]) if acc["assistant"] else base + 1
+        marks += (acc["note_seqs"][0], max(0, start))
     return tuple(marks)
 
 
@@ -252,6 +304,7 @@ def build_turns(messages: Iterable[Message]) -> list[Turn]:
         tools = tuple(
             compact_tool(m.tool_name or "tool", m.tool_input) for m in group if m.type == "tool_use"
         )
+        notes = tuple(m.text for m in group if m.role == "system" and m.type in ("text", "summary") and m.text)
         turns.append(
             Turn(
                 session_id=group[0].session_id,
@@ -262,6 +315,7 @@ def build_turns(messages: Iterable[Message]) -> list[Turn]:
                 tools_used=tools,
                 first_sequence=group[0].sequence,
                 last_sequence=group[-1].sequence,
+                notes=notes,
             )
         )
     return turns

@@ -20,11 +20,12 @@ class TurnDoc:
     timestamp: str | None
     main: str
     tools: str
-    body: str  # prompt + answer text, for snippets
+    body: str  # prompt + answer text (then what the agent showed besides), for snippets and phrases
     is_sidechain: bool
     # (sequence, start in body) of each answer message, flat: the passages hybrid recall
     # embeds besides the body's start (core/semantic/passages.py)
     marks: tuple[int, ...] = ()
+    seen: str = ""  # tool inputs (commands, paths, patterns) and compaction summaries: checked for phrases
 
 
 def encode_marks(marks: tuple[int, ...], body_chars: int) -> str | None:

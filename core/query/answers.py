@@ -75,6 +75,7 @@ def _only_roles(turn: Turn, roles: set[str]) -> Turn:
         user_text=turn.user_text if "user" in roles else "",
         assistant_text=turn.assistant_text if "assistant" in roles else "",
         tools_used=turn.tools_used if ("tool" in roles or "assistant" in roles) else (),
+        notes=turn.notes if ("tool" in roles or "assistant" in roles) else (),
     )
 
 

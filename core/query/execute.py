@@ -111,11 +111,12 @@ def phrase_matches(
     whether any shows them all (None: no phrase).
 
     The index keeps no positions, so a phrase is checked on the candidates' stored
-    prompt + answer text (cheaper than positional postings for every term of every
-    turn). Each passage is one of: **shown** (the text shows every phrase, adjacent, in
-    order, digits included); **unseen** (a phrase's indexed word is not in the text, so
-    the index found it in tool output, which is stored by words only: adjacency cannot
-    be checked); **apart** (the text holds the words, not the phrase). Listed: shown,
+    text (cheaper than positional postings for every term of every turn): the prompt,
+    answer and notes (``body``), then the tool calls' inputs and compaction summaries
+    (``seen``). Each passage is one of: **shown** (the text shows every phrase, adjacent,
+    in order, digits included); **unseen** (a phrase's indexed word is not in the text,
+    so the index found it in tool output, which is stored by words only: adjacency
+    cannot be checked); **apart** (the text holds the words, not the phrase). Listed: shown,
     then unseen, each in rank order; apart only when there is neither (with False, for
     the note that no turn holds the phrase).
     """
@@ -127,12 +128,19 @@ def phrase_matches(
     unseen: list[Hit] = []
     apart: list[Hit] = []
     for h in raw:
-        text = ((docs.get(h.doc_id) or {}).get("body") or "").lower()
+        doc = docs.get(h.doc_id) or {}
+        text = body = (doc.get("body") or "").lower()
         # substring tests first (C speed): most candidates lack a word and need no regex
-        missing = [not all(w in text for w in words) for _, words, _ in checks]
-        if not any(missing) and all(pattern.search(text) for pattern, _, _ in checks):
+        found = [all(w in body for w in words) and pattern.search(body) is not None for pattern, words, _ in checks]
+        if not all(found) and doc.get("seen"):
+            # then the tool inputs and compaction summaries (a phrase never spans the two)
+            seen = doc["seen"].lower()
+            text = f"{body}\n{seen}"
+            found = [f or (all(w in seen for w in words) and pattern.search(seen) is not None)
+                     for f, (pattern, words, _) in zip(found, checks, strict=True)]
+        if all(found):
             shown.append(replace(h, phrase_shown=True))
-        elif any(m and any(w not in text for w in indexed) for m, (_, _, indexed) in zip(missing, checks, strict=True)):
+        elif any(not f and any(w not in text for w in indexed) for f, (_, _, indexed) in zip(found, checks, strict=True)):
             unseen.append(replace(h, phrase_shown=False))
         else:
             apart.append(replace(h, phrase_shown=False))

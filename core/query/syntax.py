@@ -4,7 +4,9 @@
   holds only some (:mod:`core.index.bm25`), so more words narrow the list;
 * ``"exact phrase"``: its words adjacent and in order, digits and one-letter words
   included (``"harbor session 4"``). The index keeps no positions, so the turns
-  holding all its words are checked against their stored prompt + answer text
+  holding all its words (a compound's parts: ``"run.py --queries"`` may begin inside
+  ``bench/run.py``) are checked against their stored text: prompt, answer, notes and
+  tool inputs
   (:func:`core.query.execute.phrase_matches`); if none shows the phrase, the
   all-words matches are listed with a note (:func:`phrase_note`). A phrase that
   is one token (``"js/app.js"``) is the tokenizer's whole term, so holding it is
@@ -98,6 +100,10 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
                 continue
             if len(phrase.split()) > 1:  # one token is its tokenizer term, whole (see above)
                 phrases.append(phrase)
+                wholes = _wholes(tok, phrase)
+                for term in terms:
+                    clauses[term] = Clause(term, required=term not in wholes)
+                continue
             for term in terms:
                 clauses[term] = Clause(term, required=True)
             continue
@@ -123,6 +129,19 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
     positive = tuple(c.term for c in kept)
     excluded_terms = tuple(dict.fromkeys(excluded))[:MAX_CLAUSES]
     return Query(tuple(kept), excluded_terms, tuple(phrases)[:MAX_CLAUSES], recency, positive)
+
+
+def _wholes(tok: Tokenizer, phrase: str) -> set[str]:
+    """The compound words of a phrase of several words (``run.py``, ``foo_bar``): not required, their
+    parts are. A phrase may start or end inside a longer token of the text (``"run.py --queries"`` of
+    ``bench/run.py --queries``), which the index holds whole (``bench/run.py``) and by its parts only;
+    the adjacency check then decides."""
+    out: set[str] = set()
+    for word in phrase.split():
+        terms = tok.terms(word)
+        if len(terms) > 1:
+            out.add(terms[0])
+    return out
 
 
 def _may_exclude(matches: list[re.Match[str]]) -> bool:

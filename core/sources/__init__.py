@@ -9,7 +9,7 @@ from .base import AUX, MAIN, SUBAGENT, ReadResult, Source, SourceFile
 
 # Bump when any adapter reads the same file into different entries: caches made by
 # an older parser are then rebuilt instead of serving stale turns.
-PARSER_VERSION = 6
+PARSER_VERSION = 7  # 7: what Claude Code showed besides the conversation (issue 34)
 
 _MODULES = {
     "claude": ("claude", "ClaudeSource"),

@@ -138,6 +138,7 @@ class EntryCollector:
         tool: str | None = None,
         tool_input: dict[str, Any] | None = None,
         starts: bool = False,
+        notice: bool = False,
     ) -> None:
         self.entries.append(
             Entry(
@@ -152,5 +153,6 @@ class EntryCollector:
                 starts_turn=starts,
                 tool_name=tool,
                 tool_input=tool_input,
+                notice=notice,
             )
         )

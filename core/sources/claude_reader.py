@@ -16,6 +16,18 @@ import msgspec
 from core.model import COMPACTION_TEXT, Entry, FileMeta, Usage
 
 from .base import SUBAGENT, ReadResult, SourceFile
+from .claude_notices import (
+    command_name,
+    command_output,
+    compaction_summary,
+    hook_notice,
+    ide_context,
+    is_command_output,
+    is_ide_context,
+    is_task_notification,
+    system_notice,
+    task_notification,
+)
 from .claude_records import Body, Record, content_digest, decode_record, is_ignorable, raw_to_obj, usage_fields
 from .claude_text import _SHELL_TAGS, bound, is_shell_output, prompt_text, result_text, tool_use_text
 from .fields import timestamp
@@ -23,6 +35,7 @@ from .jsonl import UNREADABLE, WRONG_SHAPE, Skips
 from .usage_fields import claude_usage
 
 RECENT_UUIDS = 64  # uuids remembered across incremental reads (replay duplicates sit close)
+HOOKS_REMEMBERED = 16  # hook notices of the turn remembered, each shown once a turn
 
 
 class _FileReader:
@@ -76,8 +89,8 @@ class _FileReader:
                 if kind == "custom-title":
                     self.meta["custom_title"] = True
             return
-        if kind not in ("user", "assistant", "system"):
-            return  # progress, snapshots, queue operations, attachments, …
+        if kind not in ("user", "assistant", "system", "attachment"):
+            return  # progress, snapshots, queue operations, …
         uuid = record.uuid
         self.key = None
         if uuid:
@@ -106,6 +119,23 @@ class _FileReader:
         if kind == "system":
             if record.subtype == "compact_boundary":
                 self._add(record, entry_index, "system", "compaction", COMPACTION_TEXT)
+            elif record.subtype == "local_command" and isinstance(record.content, str) and (
+                name := command_name(record.content)
+            ):
+                self.meta["command"] = name  # (its output follows in a record of its own)
+            elif found := system_notice(record, self.meta.get("command")):
+                self._notice(record, entry_index, found[1], found[0])
+            return
+        if kind == "attachment":
+            # a hook that runs on every tool call says the same each time: once a turn
+            seen = self.meta.setdefault("hooks", [])
+            if (text := hook_notice(record.attachment)) and text not in seen:
+                seen.append(text)
+                del seen[:-HOOKS_REMEMBERED]
+                self._notice(record, entry_index, text)
+            return
+        if record.isCompactSummary and kind == "user":
+            self._compaction_summary(record, entry_index)
             return
         if record.isMeta or record.isVisibleInTranscriptOnly:
             return
@@ -161,9 +191,33 @@ class _FileReader:
             )
         )
 
+    def _notice(self, record: Record, entry_index: int, text: str, kind: str = "text") -> None:
+        """A system message of what Claude Code showed (:mod:`.claude_notices`), bounded while indexing."""
+        self._add(record, entry_index, "system", kind, text if self.full_text else bound(text), notice=True)
+
+    def _compaction_summary(self, record: Record, entry_index: int) -> None:
+        content = record.message.content if record.message is not None else None
+        if isinstance(content, list):
+            content = "\n".join(b.text for b in content if b.type == "text" and b.text)
+        if isinstance(content, str) and (text := compaction_summary(content)):
+            self._notice(record, entry_index, text, "summary")
+
+    def _machinery(self, record: Record, text: str, entry_index: int) -> bool:
+        """Whether ``text`` is machinery that shows something (command output, IDE context, a
+        task notification: added as a notice) or names a command; False for anything else."""
+        if is_command_output(text):
+            if out := command_output(text, self.meta.get("command")):
+                self._notice(record, entry_index, out)
+        elif is_ide_context(text) or is_task_notification(text):
+            if found := ide_context(text) if is_ide_context(text) else task_notification(text):
+                self._notice(record, entry_index, found)
+        else:
+            if "<command-name>" in text and (name := command_name(text)):
+                self.meta["command"] = name
+            return False
+        return True
+
     def _user(self, record: Record, body: Body, entry_index: int) -> None:
-        if record.isCompactSummary:
-            return  # folded into the compaction message that precedes it
         content = body.content
         if content is None:
             self.skips.add(WRONG_SHAPE)
@@ -171,10 +225,13 @@ class _FileReader:
         if isinstance(content, str):
             if is_shell_output(content):
                 self._shell_output(record, content, entry_index)
+            elif self._machinery(record, content, entry_index):
+                pass
             elif content.strip() and (typed := prompt_text(content)):
                 self._prompt(record, typed, entry_index)
             return
         texts: list[str] = []
+        shown: list[str] = []  # machinery blocks that show something: after the prompt
         images = 0
         for block in content:
             if block.type == "tool_result":
@@ -184,6 +241,10 @@ class _FileReader:
                 self._add(record, entry_index, "tool", "tool_result", text, call_id=_text_id(block.tool_use_id))
             elif block.type == "text" and block.text and is_shell_output(block.text):
                 self._shell_output(record, block.text, entry_index)
+            elif block.type == "text" and block.text and (
+                is_ide_context(block.text) or is_task_notification(block.text) or is_command_output(block.text)
+            ):
+                shown.append(block.text)
             elif block.type == "text" and block.text:
                 texts.append(block.text)
             elif block.type in ("image", "document"):
@@ -194,14 +255,17 @@ class _FileReader:
             if images:
                 text += "\n" + " ".join(["[image]"] * images)
             self._prompt(record, text, entry_index)
-        elif images and not texts:
+        elif images and not texts and not shown:
             self._prompt(record, " ".join(["[image]"] * images), entry_index)
+        for text in shown:
+            self._machinery(record, text, entry_index)
 
     def _shell_output(self, record: Record, text: str, entry_index: int) -> None:
         text = _SHELL_TAGS.sub("", text).strip()
         self._add(record, entry_index, "tool", "tool_result", text if self.full_text else bound(text))
 
     def _prompt(self, record: Record, text: str, entry_index: int) -> None:
+        self.meta.pop("hooks", None)
         if not self.meta.get("first_prompt"):
             self.meta["first_prompt"] = text[:500]
         self._add(record, entry_index, "user", "text", text, starts_turn=True)
@@ -240,8 +304,9 @@ class _FileReader:
             # A subagent's prompt may live only in the parent's Task call (2.0.x files
             # that open with the reply): its work still forms a turn, so it is indexed
             # and read like any other.
-            if not self.entries[0].starts_turn:
-                self.entries[0] = msgspec.structs.replace(self.entries[0], starts_turn=True)
+            at = next((i for i, e in enumerate(self.entries) if not e.notice), None)  # (a hook's notice is no prompt)
+            if at is not None and not self.entries[at].starts_turn:
+                self.entries[at] = msgspec.structs.replace(self.entries[at], starts_turn=True)
             self.meta["opened"] = True
         meta = self.meta
         session_id = self.file.session_id

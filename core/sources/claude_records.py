@@ -60,6 +60,17 @@ class Record(msgspec.Struct, gc=False):
     aiTitle: str | None = None
     requestId: str | None = None
     message: Body | None = None
+    # what system records and hook attachments show (core.sources.claude_notices); any
+    # type, checked where used (only these records carry them)
+    content: Any = None
+    error: Any = None
+    retryAttempt: Any = None
+    maxRetries: Any = None
+    hookInfos: Any = None
+    hookErrors: Any = None
+    stopReason: Any = None
+    apiRefusalExplanation: Any = None
+    attachment: msgspec.Raw = msgspec.Raw(b"null")  # decoded only for hook attachments
 
 
 _record_decoder = msgspec.json.Decoder(Record)
@@ -71,10 +82,10 @@ _check_syntax = msgspec.json.Decoder(msgspec.Raw).decode
 # Record types that never carry a message we show. Most of a transcript's bytes are
 # ``progress`` records; recognizing them from the raw bytes skips the JSON decode.
 IGNORED_TYPES = frozenset(
-    {b"progress", b"file-history-snapshot", b"queue-operation", b"attachment", b"last-prompt",
+    {b"progress", b"file-history-snapshot", b"queue-operation", b"last-prompt",
      b"permission-mode", b"worktree-state", b"mode", b"agent-name", b"pr-link", b"frame-link"}
 )
-WANTED_TYPES = frozenset({"user", "assistant", "system", "summary", "custom-title", "ai-title"})
+WANTED_TYPES = frozenset({"user", "assistant", "system", "attachment", "summary", "custom-title", "ai-title"})
 _TYPE_KEY = b'"type":"'
 _TOOL_USE_RESULT = b',"toolUseResult":'
 
@@ -103,6 +114,11 @@ def _without_tool_use_result(line: bytes) -> bytes | None:
     return line[:pos] + b"}"
 
 
+_ANY_FIELDS = frozenset(
+    {"content", "error", "retryAttempt", "maxRetries", "hookInfos", "hookErrors", "stopReason", "apiRefusalExplanation"}
+)
+
+
 def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
     """Coerce a record that failed the typed decode into the typed shape."""
     clean: dict[str, Any] = {}
@@ -110,6 +126,13 @@ def _sanitize(obj: dict[str, Any]) -> dict[str, Any]:
         if key == "message":
             continue
         value = obj.get(key)
+        if key in _ANY_FIELDS:
+            clean[key] = value
+            continue
+        if key == "attachment":
+            if isinstance(value, dict):
+                clean[key] = msgspec.Raw(msgspec.json.encode(value))
+            continue
         expected_bool = key.startswith("is")
         if value is None:
             continue

@@ -141,6 +141,11 @@ class _Parser(EntryCollector):
         elif etype == "thread_name_updated":
             if _str(p.get("thread_name") or p.get("name")):
                 self.st.meta["title"] = p.get("thread_name") or p.get("name")
+        elif etype in ("error", "stream_error", "warning"):  # shown in Codex's terminal: a note of the turn
+            message = p.get("message")
+            if isinstance(message, str) and message.strip():
+                label = "Warning" if etype == "warning" else "Error"
+                self._add("system", "text", bound(f"{label}: {message.strip()}", self.full), ts, index, notice=True)
         elif etype == "context_compacted":
             if "compact" not in self.st.primary:
                 self._fallback("compact")

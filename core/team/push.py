@@ -50,7 +50,7 @@ _encode_state = msgspec.msgpack.Encoder().encode
 
 _LOCAL_FILE_COLS = ("file_id", "path", "agent", "kind", "project_key", "order_key", "session_id", "replay_of")
 _MESSAGE_COLS = "file_id, idx, role, type, text, ts, uuid, parent_uuid, side, entry_index, turn, tool_name, tool_input, branch"
-_DOC_COLS = "doc_id, file_id, turn, part, first_seq, last_seq, ts, ts_epoch, side, body, len_main, len_tool"
+_DOC_COLS = "doc_id, file_id, turn, part, first_seq, last_seq, ts, ts_epoch, side, body, len_main, len_tool, seen"
 @dataclass(slots=True)
 class FilePlan:
     entry: FileEntry  # the local file, numbered from 0 (file-local sequence and turns)
@@ -370,6 +370,7 @@ class Pusher:
                 copy.write_row((
                     int(ids[i]), file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, parse_ts(d.timestamp),
                     bool(d.is_sidechain), clean(d.body[:BODY_CHARS]), float(p.len_main[i]), float(p.len_tool[i]),
+                    clean(d.seen) if d.seen else None,
                 ))  # fmt: skip
         if p.term.shape[0]:
             with conn.cursor().copy("COPY postings (term, field, doc_id, tf, dl) FROM STDIN (FORMAT BINARY)") as copy:

@@ -23,6 +23,7 @@ Layout (per user, everything keyed by the user's id):
   the average field lengths. Messages and postings carry no foreign keys: they are
   written in bulk with COPY and deleted explicitly with their file or doc.
 * ``usage``: token usage per API response of each file (v3).
+* ``docs.seen``: a passage's tool inputs and compaction summaries, for phrases (v4).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 from core.errors import StoreError
 from core.index.tokenize import TOKENIZER_VERSION
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 LOCK_KEY = 0x7265_6C61  # "rela": advisory lock namespace of relay-search
 
 _V1 = """
@@ -157,7 +158,14 @@ CREATE TABLE usage(
 UPDATE files SET read_offset = 0, size = -1;
 """
 
-MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3}
+# v4: each passage's tool-call inputs and compaction summaries, checked for phrases (issue 34),
+# and what Claude Code showed besides the conversation (a parser change): every file is read again.
+_V4 = """
+ALTER TABLE docs ADD COLUMN IF NOT EXISTS seen text;
+UPDATE files SET read_offset = 0, size = -1;
+"""
+
+MIGRATIONS: dict[int, str] = {1: _V1, 2: _V2, 3: _V3, 4: _V4}
 
 
 def current_version(conn) -> int:

@@ -108,7 +108,7 @@ class TeamSearch:
         )
         if not raw:
             return []
-        cols = ("doc_id", "file_id", "turn", "part", "first_seq", "last_seq", "ts", "side", "body")
+        cols = ("doc_id", "file_id", "turn", "part", "first_seq", "last_seq", "ts", "side", "body", "seen")
         rows = self._query(f"SELECT {', '.join(cols)} FROM docs WHERE doc_id = ANY(%s)", ([h.doc_id for h in raw],))
         docs = Docs({r[0]: dict(zip(cols, r)) for r in rows}, self._query)
         raw = query_exec.phrase_matches(raw, parsed, docs.docs)[0][:fetch]  # the phrase rule of a local search

@@ -36,6 +36,7 @@ ITEM_PAGE = 8  # steps of a turn mounted at a time once it is being read
 PROMPT_CHARS = 4_000
 ANSWER_CHARS = 20_000
 RESULT_CHARS = 4_000
+NOTE_LINE = 200  # a system note this long or shorter is one line; a longer one folds
 
 
 class FoldHead(MarkedStatic):
@@ -255,7 +256,13 @@ def item_widget(item: Item, cwd: str | None = None) -> Widget | None:
         )
         return Fold(title, lambda: subagent_body(item), classes="fold subagent")
     if item.kind == "note" and item.text.strip():
-        return MarkedStatic(Content.styled(one_line(item.text, 200), "$text-muted italic"), classes="note")
+        text = item.text.strip()
+        if len(text) <= NOTE_LINE and "\n" not in text:
+            return MarkedStatic(Content.styled(text, "$text-muted italic"), classes="note")
+        # a longer note (a compaction summary, a hook's output): its first line, the rest folded,
+        # so what the index holds is all there to read
+        title = Content.assemble((one_line(text, 100), "$text-muted italic"), (f"  {len(text):,} chars", "$text-muted"))
+        return Fold(title, lambda: [_plain(bounded(text, ANSWER_CHARS), "note")], classes="fold note")
     return None
 
 

@@ -224,6 +224,7 @@ def _turn_text(turn) -> str:
     if turn.tools_used:
         lines.append("TOOLS: " + "; ".join(" ".join(str(v) for v in t.values() if v not in (None, "")) for t in turn.tools_used))
     lines.append(f"ASSISTANT: {turn.assistant_text}")
+    lines.extend(f"NOTE: {note}" for note in turn.notes)  # what the agent showed besides (hooks, summaries, …)
     return "\n".join(lines)
 
 
