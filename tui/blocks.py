@@ -124,7 +124,7 @@ class _Builder:
         if (message.role == "user" and message.type == "text" and current is not None and current.kind == "turn"
                 and not current.prompt and all(i.kind == "note" for i in current.items)):
             # the prompt of a turn that notices opened (a SessionStart hook's output before it)
-            current.prompt = message.text
+            current.prompt = visible(message.text)
             current.last_sequence = message.sequence
             return
         if current is None or (turn is not None and current.turn != turn):
