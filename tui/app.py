@@ -32,20 +32,11 @@ from . import tasks
 from .changes import PendingChanges
 from .clipboard import last_copy_text, toast_text_width
 from .clipboard import notice as clipboard_notice
+from .controls import show_controls
 from .filters import Filters, chosen
 from .heap import IdleCollector
 from .keys import MAIN_KEYS
-from .messages import (
-    ArchiveChanged,
-    ArchiveOpened,
-    Copied,
-    SessionCount,
-    StatsUpdated,
-    SyncFinished,
-    SyncProgress,
-    TagsLoaded,
-    TagsSaved,
-)
+from .messages import ArchiveChanged, ArchiveOpened, Copied, SessionCount, StatsUpdated, SyncFinished, SyncProgress, TagsLoaded, TagsSaved
 from .notices import HoldsNotices
 from .screens.dialogs import TagScreen
 from .screens.empty import EmptyScreen
@@ -75,6 +66,7 @@ class RelayApp(HoldsNotices, App[None]):
     BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True)]
 
     def __init__(self, config: Any, *, now: datetime | None = None, archive: Any = None) -> None:
+        show_controls()  # a transcript's escapes are shown, never sent (before any text is built)
         super().__init__()
         _start_resource_tracker()  # before Textual captures sys.stderr (see there)
         self.config = config

@@ -14,6 +14,8 @@ from typing import Any
 
 import msgspec
 
+from core.words import visible
+
 from .formatting import parse_time, tool_summary
 
 
@@ -110,19 +112,19 @@ class _Builder:
         """Add one main-stream (non-sidechain) message."""
         if message.type == "compaction":
             self.current = None
-            self._block("compaction", message, message.turn, prompt=message.text)
+            self._block("compaction", message, message.turn, prompt=visible(message.text))
             return
         turn = message.turn
         current = self.current
         if message.role == "user" and message.type == "text" and turn is not None and (current is None or current.turn != turn):
             # a prompt: a new turn (or, after a compaction, the rest of one)
-            self.current = self._block("turn", message, turn, prompt=message.text, continued=turn in self.turns_seen)
+            self.current = self._block("turn", message, turn, prompt=visible(message.text), continued=turn in self.turns_seen)
             self.pending = []
             return
         if (message.role == "user" and message.type == "text" and current is not None and current.kind == "turn"
                 and not current.prompt and all(i.kind == "note" for i in current.items)):
             # the prompt of a turn that notices opened (a SessionStart hook's output before it)
-            current.prompt = message.text
+            current.prompt = visible(message.text)
             current.last_sequence = message.sequence
             return
         if current is None or (turn is not None and current.turn != turn):
@@ -135,6 +137,7 @@ class _Builder:
         self._add(block.items, self.pending, message)
 
     def _add(self, items: list[Item], pending: list[Item], message: Any) -> None:
+        text = visible(message.text)  # a transcript's escapes shown, never sent (offsets are the shown text's)
         if message.type == "tool_use":
             item = Item(
                 kind="tool",
@@ -142,7 +145,7 @@ class _Builder:
                 tool_name=message.tool_name,
                 tool_input=message.tool_input,
                 summary=tool_summary(message.tool_name, message.tool_input, self.session.cwd),
-                text=message.text,
+                text=text,
                 sequence=message.sequence,
                 timestamp=message.timestamp,
             )
@@ -151,20 +154,20 @@ class _Builder:
         elif _is_result(message):
             if pending:
                 item = pending.pop(0)
-                item.result = message.text
+                item.result = text
                 item.result_sequence = message.sequence
-                item.is_error = looks_failed(message.text)
+                item.is_error = looks_failed(text)
             else:
                 items.append(
-                    Item(kind="tool", role="tool", summary="(result)", result=message.text, sequence=message.sequence,
+                    Item(kind="tool", role="tool", summary="(result)", result=text, sequence=message.sequence,
                          result_sequence=message.sequence)
                 )
         elif message.type == "thinking":
-            items.append(Item(kind="thinking", text=message.text, sequence=message.sequence))
+            items.append(Item(kind="thinking", text=text, sequence=message.sequence))
         elif message.type in ("summary",) or message.role == "system":
-            items.append(Item(kind="note", role=message.role, text=message.text, sequence=message.sequence))
+            items.append(Item(kind="note", role=message.role, text=text, sequence=message.sequence))
         else:
-            items.append(Item(kind="text", role=message.role, text=message.text, sequence=message.sequence))
+            items.append(Item(kind="text", role=message.role, text=text, sequence=message.sequence))
 
 
 def _subagent(builder: _Builder, messages: Sequence[Any]) -> Item:
@@ -173,7 +176,7 @@ def _subagent(builder: _Builder, messages: Sequence[Any]) -> Item:
     pending: list[Item] = []
     for message in messages:
         if not item.text and message.role == "user" and message.type == "text":
-            item.text = message.text
+            item.text = visible(message.text)
             continue
         builder._add(item.children, pending, message)
     return item

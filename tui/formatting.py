@@ -17,6 +17,7 @@ from core.index.tokenize import default_tokenizer
 from core.query.snippets import matched_spans
 from core.refs import compress_numbers as compress_numbers  # (re-exported: the app's tests use it from here)
 from core.timeutil import parse_datetime
+from core.words import visible
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -60,8 +61,8 @@ def spread(left: Content, right: Content, width: int) -> Content:
 
 
 def one_line(text: str, width: int = 120) -> str:
-    """Collapse whitespace and cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    """Collapse whitespace and cut to ``width`` characters with an ellipsis (control characters shown)."""
+    flat = " ".join(visible(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -77,7 +78,11 @@ def relative_path(path: Any, cwd: str | None) -> Any:
 
 
 def tool_summary(name: str | None, tool_input: dict[str, Any] | None, cwd: str | None = None) -> str:
-    """A tool call as one line: ``$ npm test``, ``src/app.py``, ``/pattern/``."""
+    """A tool call as one line: ``$ npm test``, ``src/app.py``, ``/pattern/`` (control characters shown)."""
+    return visible(_tool_summary(name, tool_input, cwd))
+
+
+def _tool_summary(name: str | None, tool_input: dict[str, Any] | None, cwd: str | None) -> str:
     data = tool_input or {}
     name = name or "tool"
     lowered = name.lower()
@@ -116,7 +121,7 @@ def pretty_input(tool_input: dict[str, Any] | None, limit: int = 3000) -> str:
         text = json.dumps(tool_input, indent=2, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         text = str(tool_input)
-    return bounded(text, limit)
+    return bounded(visible(text), limit)  # (JSON escapes C0 but not DEL or C1)
 
 
 def bounded(text: str, limit: int) -> str:
@@ -146,7 +151,7 @@ def around_match(text: str, terms: Iterable[str], width: int) -> str:
     first of equals). Widths are terminal cells, so an emoji (two cells) never pushes
     the row onto another line.
     """
-    flat = " ".join(text.split())
+    flat = " ".join(visible(text).split())
     if cell_len(flat) <= width:
         return flat
     terms = list(terms)

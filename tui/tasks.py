@@ -11,6 +11,8 @@ import re
 import time
 from typing import Any
 
+from core.words import visible
+
 from .blocks import build_blocks, find_turn, hit_blocks
 from .clipboard import copy_text, save_copy
 from .filters import Filters
@@ -189,7 +191,8 @@ def reader_matches(
         marks = marks.with_parts()
         matches = block_matches(target, blocks[target], marks)
     item = item_at(blocks[target], sequence) if sequence is not None else PROMPT
-    chosen = snippet_match(blocks, matches, marks, target, snippet) if snippet else None
+    # (the blocks' text shows control characters: so does the snippet compared with it)
+    chosen = snippet_match(blocks, matches, marks, target, visible(snippet)) if snippet else None
     return marks, matches, chosen if chosen is not None else first_match_at(matches, target, item)
 
 

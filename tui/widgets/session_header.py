@@ -19,7 +19,7 @@ from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Static
 
-from core.words import plural
+from core.words import plural, visible
 
 from ..blocks import Block
 from ..formatting import clock, one_line
@@ -72,21 +72,21 @@ class SessionHeader(Static):
         room = width - len(INDENT) if width else 0
         times = f"{clock(session.first_timestamp)} → {clock(session.last_timestamp)}"
         facts = joined([times, plural(session.turn_count, "turn"), session.session_id[:8]])
-        branch = f"⎇ {session.git_branch}" if session.git_branch else ""
+        branch = f"⎇ {visible(session.git_branch)}" if session.git_branch else ""  # (shown, and measured, as shown)
         branch_fits = not room or cell_len(joined([facts, branch])) <= room
         lines = [
             Content.assemble(
                 ("◆ ", "$text-accent"),
                 (name, "bold $text-accent"),
                 "  ",
-                (session.project or "—", "bold"),
+                (visible(session.project or "—"), "bold"),
                 "  ",
                 (session.agent, "$text-secondary"),
                 ("  ● live" if session.is_live else "", "bold $text-success"),
             ),
             Content.styled(INDENT + (joined([facts, branch]) if branch_fits else facts), "$text-muted"),
             Content.styled(INDENT + session.session_id, "$text-muted"),
-            Content.styled(INDENT + where(session.cwd, "" if branch_fits else branch, room), "$text-muted"),
+            Content.styled(INDENT + where(visible(session.cwd or "") or None, "" if branch_fits else branch, room), "$text-muted"),
         ]
         if block.usage:
             lines.append(Content.styled(INDENT + block.usage, "$text-muted"))

@@ -21,6 +21,11 @@ not overwritten) or, with ``force``, renamed over it, which replaces a symlink a
 that name rather than writing through it. A write that fails (a full disk, a
 read-only place) is one line naming the target, and leaves nothing behind: no
 partial file, no temporary file, none of a directory export's other files.
+
+A transcript's control characters (``ESC ]52;…`` writes a terminal's clipboard, ``ESC
+[2J`` clears it, ``0x9b`` is a C1 CSI) never reach a file as they are: Markdown, which
+a user may ``cat``, shows them as ``core.words.visible`` does (``␛``, ``␡``, ``<9B>``);
+HTML the same, ``<9B>`` as text; JSON escapes them (``\u001b``, ``\u009b``).
 """
 
 from __future__ import annotations
@@ -37,11 +42,24 @@ from html import escape
 from pathlib import Path
 
 from core.errors import BadInput, OutOfSpace, RelayError
+from core.words import visible
 
 from . import document, html, jsonfmt, markdown
 
 FORMATS: dict[str, Callable[..., str]] = {"md": markdown.render, "html": html.render, "json": jsonfmt.render}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_C1 = re.compile("[\x7f-\x9f]")  # JSON leaves DEL and C1 as they are (C0 it escapes)
+_JSON_C1 = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+_HTML_C1 = {c: f"&lt;{c:02X}&gt;" for c in range(0x80, 0xA0)}
+
+
+def inert(fmt: str, text: str) -> str:
+    """A rendered export with its control characters shown (md, html) or escaped (json)."""
+    if fmt == "json":
+        return text.translate(_JSON_C1) if _C1.search(text) else text
+    if fmt == "html" and _C1.search(text):
+        text = text.translate(_HTML_C1)  # <9B> as text, not a tag's start
+    return visible(text)
 
 
 class Exists(BadInput):
@@ -77,7 +95,7 @@ def export(
 ) -> Exported:
     if fmt not in FORMATS:
         raise BadInput(f"format must be one of {', '.join(FORMATS)}")
-    render = FORMATS[fmt]
+    render = _shown(FORMATS[fmt], fmt)
     resolved = archive.resolve(ref)
     sessions, turn = resolved.sessions, resolved.turn
     base = _base_name(resolved)
@@ -101,13 +119,17 @@ def export(
                 write_new(path, render(doc, thinking=thinking), force)
                 written.append((info, path))
                 done.append(path)
-            write_new(index, _index(fmt, ref, written), force)
+            write_new(index, inert(fmt, _index(fmt, ref, written)), force)
         return Exported(tuple(p for _, p in written) + (index,), len(sessions))
     refuse_existing([target], force)
     doc = document.build(archive, ref, sessions=sessions, turn=turn)
     with _all_or_nothing(target.parent, [target]):
         write_new(target, render(doc, thinking=thinking), force)
     return Exported((target,), len(sessions))
+
+
+def _shown(render: Callable[..., str], fmt: str) -> Callable[..., str]:
+    return lambda doc, **kw: inert(fmt, render(doc, **kw))
 
 
 @contextmanager
