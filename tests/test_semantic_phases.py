@@ -387,3 +387,17 @@ def test_a_passage_without_text_counts_as_embedded(tmp_path: Path):
         embedded, passages = archive.semantic.counts()
         assert embedded == passages == 2  # not waiting for vectors for ever (index said so at each run)
     assert cli(tmp_path, "index").stderr == "" and "meaning_missing" not in search_json(tmp_path, "what moved in the exporter lately")
+
+
+def test_while_typing_meaning_uses_the_finished_words(embedded: Path):
+    """Search as you type: the half-typed last word is not embedded (its vector means nothing yet, and a
+    model run per key would cost the app its keystroke budget); the words before it are."""
+    from core.query.meaning import meant_text
+
+    assert meant_text("the midnight extract exhausted its db hand", typing=True) == "the midnight extract exhausted its db"
+    assert meant_text("the midnight extract exhausted its db ", typing=True) == "the midnight extract exhausted its db "
+    assert meant_text(PARAPHRASE, typing=False) == PARAPHRASE
+    with _archive(embedded) as archive:
+        typed = archive.search(PARAPHRASE[:-3], typing=True)  # "... brand new han"
+        assert [h for h in typed if h.session_id == LATE and h.by_meaning]
+        assert not [h for h in archive.search("the midnight extr", typing=True) if h.by_meaning]  # two finished words: not prose

@@ -170,12 +170,27 @@ def cosines(
     if not rows.shape[0]:
         return None
     pos = at[rows]
-    row_sims = vectors.row_cosines(query_vector)  # (every slot, then the passages kept: no copy of the matrix)
-    every = vectors.best(row_sims)
+    row_sims, every = _cosines_of(vectors, query_vector)
     sims, whole = every[rows], every[alive]
     return Similar(
         table.doc_ids[pos], table.file_ids[pos], table.ts[pos], sims, vectors, row_sims, float(whole.mean()), float(whole.std()) or 1.0
     )
+
+
+_last: list[tuple[Vectors, bytes, np.ndarray, np.ndarray]] = []  # the last query's cosines (the app asks again per key)
+
+
+def _cosines_of(vectors: Vectors, query_vector: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every slot's cosine with the query and every passage's best (remembered for the same vectors and
+    query: while a word is typed the query's vector stays the same; only the filters and words change)."""
+    key = query_vector.astype(np.float32).tobytes()
+    last = _last[0] if _last else None  # (one read: another thread may replace it)
+    if last is not None and last[0] is vectors and last[1] == key:
+        return last[2], last[3]
+    row_sims = vectors.row_cosines(query_vector)  # (every slot, then the passages kept: no copy of the matrix)
+    every = vectors.best(row_sims)
+    _last[:] = [(vectors, key, row_sims, every)]
+    return row_sims, every
 
 
 def fuse(lexical: list[Hit], similar: Similar | None, fetch: int) -> tuple[list[Hit], dict[int, int | None]]:

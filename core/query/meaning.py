@@ -32,6 +32,15 @@ def semantic_query(archive: MeaningArchive, query: str) -> tuple[Vectors, np.nda
     return None if vector is None else (vectors, vector)
 
 
+def meant_text(query: str, typing: bool) -> str:
+    """What of ``query`` is matched by meaning: while typing, the words finished so far (a half-typed
+    last word means nothing yet, and the query's vector then changes once a word, not once a key)."""
+    if not typing or query[-1:].isspace():
+        return query
+    words = query.split()
+    return " ".join(words[:-1])
+
+
 def meaning_gap(archive: MeaningArchive, query: str, mode: str = "auto", sort: str = "relevance") -> dict[str, Any] | None:
     """When a search of ``query`` would use meaning but some passages have no vectors yet: how many,
     and the one line every front end says (the results are then by words for those); else None."""

@@ -35,7 +35,7 @@ from core.views import Resolved
 from . import execute as query_exec
 from . import hybrid, landing, snippets
 from . import syntax as query_syntax
-from .meaning import semantic_query
+from .meaning import meant_text, semantic_query
 from .ranking import in_total_order
 from .syntax import Query
 
@@ -181,8 +181,9 @@ def archive_search(
     if allowed is not None and not allowed:
         return []
     meaning = None
-    if hybrid.uses_meaning(query, mode, sort):
-        meaning = semantic_query(archive, query)
+    meant = meant_text(query, typing)
+    if hybrid.uses_meaning(query, mode, sort) and meant and hybrid.uses_meaning(meant, mode, sort):
+        meaning = semantic_query(archive, meant)
     # a hit points at its snippet's message (core/query/landing.py): the passage's messages are
     # read back from the transcripts, not per keystroke (the app's reader finds the snippet itself)
     messages = None if typing or not snippets else passage_messages(archive, lib)
