@@ -20,7 +20,6 @@ repeated boilerplate answer) reuses that vector instead of running the model aga
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -205,6 +204,8 @@ class SemanticJob:
                 if self._stop.is_set():
                     break
                 failures += 1
+                import logging  # (here: a one-shot command never loads it)
+
                 logging.getLogger(__name__).warning("relay-search: embedding paused: %s", exc)
                 if failures >= MAX_FAILURES:  # the same error again and again: say so in the stats
                     self._failure = f"embedding failed: {exc}"

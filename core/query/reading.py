@@ -17,9 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.archive.catalog import Catalog
-from core.archive.ingest import uuid_hash
 from core.archive.library import FileEntry
-from core.archive.turns import number_entries
 from core.model import Message
 from core.sources import MAIN, SourceFile, get_source
 
@@ -42,6 +40,9 @@ class MessageReader:
 
     def iter_file(self, entry: FileEntry) -> Iterator[Message]:
         """Messages of one file, numbered within its session."""
+        from core.archive.ingest import uuid_hash  # (with the parsers: a search reads no file)
+        from core.archive.turns import number_entries
+
         row = self.catalog.files(("project_key", "order_key", "session_id"), "WHERE file_id=?", (entry.file_id,))
         if not row:
             return
