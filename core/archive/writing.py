@@ -17,7 +17,6 @@ import msgspec
 import numpy as np
 
 from core.config import Config
-from core.index.document import encode_marks
 from core.sources import MAIN
 from core.sources.fspath import path_to_db
 from core.views import UpdateResult
@@ -107,6 +106,8 @@ class Writer:
     ) -> list[tuple]:
         """The rows of one file read: its file row, the documents it replaces, its usage;
         returns the rows of the documents it adds (stored with the chunk's)."""
+        from core.index.document import encode_marks
+
         from .ingest import BODY_CHARS
 
         key = str(out.file.path)

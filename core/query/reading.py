@@ -40,8 +40,7 @@ class MessageReader:
 
     def iter_file(self, entry: FileEntry) -> Iterator[Message]:
         """Messages of one file, numbered within its session."""
-        from core.archive.ingest import uuid_hash  # (with the parsers: a search reads no file)
-        from core.archive.turns import number_entries
+        from core.archive.turns import number_entries  # (here: opening an archive reads no file)
 
         row = self.catalog.files(("project_key", "order_key", "session_id"), "WHERE file_id=?", (entry.file_id,))
         if not row:
@@ -62,6 +61,8 @@ class MessageReader:
             return
         entries = result.entries
         if entry.replay_of:
+            from core.archive.ingest import uuid_hash  # (the indexer's: rarely needed here)
+
             got = self.catalog.db.execute("SELECT record_hashes FROM files WHERE file_id=?", (entry.replay_of,)).fetchone()
             if got and got[0]:
                 excluded = set(np.frombuffer(got[0], dtype=np.int64).tolist())
