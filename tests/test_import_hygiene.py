@@ -106,14 +106,14 @@ def test_a_code_like_search_loads_no_embedding_runtime(tmp_path, query, embeds):
 
 # What a one-shot search never needs (issue 35): the front ends' stacks, the team store, the
 # embedding runtime and the vector code (a code-like query uses no meaning, even with the model
-# on), the cold index's worker pool and merge policy, relinking, the usage sums, resume rules,
+# on), the cold index's worker processes and merge policy, relinking, the usage sums, resume rules,
 # and the thread pool and logging modules only long-lived processes use.
 ONE_SHOT_NEVER = (
     "textual", "mcp", "starlette", "uvicorn", "pydantic", "httpx", "psycopg", "watchdog", "onnxruntime", "tokenizers",
     "concurrent.futures", "logging", "multiprocessing",
     "core.team.store", "core.front.mcp", "core.front.http_api", "core.front.serve", "core.outputs.export",
     "core.semantic.embedder", "core.semantic.vectors", "core.semantic.passages", "core.semantic.query_vectors",
-    "core.index.workers", "core.index.merge_policy", "core.archive.links", "core.archive.sessions", "core.archive.watch",
+    "core.index.merge_policy", "core.archive.links", "core.archive.sessions", "core.archive.watch",
     "core.outputs.usage", "core.outputs.usage_blocks", "core.outputs.resume",
 )
 

@@ -30,6 +30,8 @@ from core.errors import SyncStopped
 from core.index.bm25 import Snapshot
 from core.index.retire import ReaderPins, delete_segments
 from core.index.segment import load_segment, merge_segments, save_segment
+from core.index.workers import available_cpus, make_pool, next_result, worker_count
+from core.memory import release_freed_memory
 from core.sources import discovery
 from core.views import Progress, UpdateResult
 
@@ -38,7 +40,7 @@ from .planning import Planner, plan_chunks, source_file
 from .writing import Tally, Writer
 
 # Imported where they are used, not here: a one-shot search with nothing changed on disk
-# reads no file, so it loads no parser, no worker pool, no merge policy (issue 35).
+# reads no file, so it loads no parser, no merge policy, no relinking (issue 35).
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
@@ -152,9 +154,6 @@ class Indexer:
             return result.freeze()
 
     def _run(self, jobs: list[Job], total_bytes: int, known: dict[str, dict], result: Tally, progress) -> None:
-        from core.index.workers import available_cpus, make_pool, next_result, worker_count
-        from core.memory import release_freed_memory
-
         done_files = done_bytes = 0
         total_files = len(jobs)
 
