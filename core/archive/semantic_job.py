@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from core.config import Config
     from core.index.bm25 import Snapshot
     from core.semantic.embedder import Embedder, ModelState
-    from core.semantic.passages import Slot
     from core.semantic.query_vectors import QueryVectors
     from core.semantic.vectors import VectorStore
 
@@ -270,7 +269,7 @@ class SemanticJob:
         is embedded once."""
         from core.memory import release_freed_memory
         from core.semantic.embedder import DIM
-        from core.semantic.passages import slots
+        from core.semantic.passages import Slot, slots
 
         docs = self._archive.catalog.docs(batch)
         rows: list[tuple[int, Slot]] = []
