@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.archive import opening, usage_records
 from core.archive.indexer import Indexer
@@ -24,11 +24,10 @@ from core.archive.scope import Scope
 from core.archive.semantic_job import SemanticJob
 from core.archive.store import SEGMENTS_DIR, WriterLock, open_catalog, wipe_cache
 from core.archive.tags import TagStore
-from core.archive.turns import build_turns
 from core.archive.upkeep import Upkeep
 from core.index.bm25 import Snapshot
 from core.index.segment import SegmentError
-from core.outputs import archive_usage, handoff, resume, usage
+from core.outputs import archive_usage, handoff
 from core.query import answers, coverage, meaning, read_calls, resolving, searching
 from core.query import execute as query_exec
 from core.query import filters as session_filters
@@ -43,6 +42,9 @@ from .errors import BadInput
 from .model import Message, SearchHit, SessionInfo, Turn
 from .timeutil import parse_user_time
 from .views import Conversation, IndexStats, MessageContext, MessagesPage, Progress, Resolved, UpdateResult
+
+if TYPE_CHECKING:  # imported where used: a search needs no usage tables, resume rules or turn builder
+    from core.outputs import resume, usage
 
 MERGE_WAIT_ON_CLOSE = 10.0  # seconds; a merge of the whole index takes ~1 s
 
@@ -286,18 +288,9 @@ class Archive:
         return session_filters.matching(lib, now=self._now, **filters)
 
     def list_sessions(
-        self,
-        *,
-        project: str | None = None,
-        slug: str | None = None,
-        agent: str | None = None,
-        user: str | None = None,
-        date_from: str | None = None,
-        date_to: str | None = None,
-        tags: list[str] | None = None,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> list[SessionInfo]:
+        self, *, project: str | None = None, slug: str | None = None, agent: str | None = None, user: str | None = None,
+        date_from: str | None = None, date_to: str | None = None, tags: list[str] | None = None, limit: int = 50, offset: int = 0,
+    ) -> list[SessionInfo]:  # fmt: skip
         limit = _check_limit(limit)
         if offset < 0:
             raise BadInput("offset must be 0 or more")
@@ -345,6 +338,8 @@ class Archive:
         return coverage.one_session(self.resolve(ref), call)
 
     def turns(self, info: SessionInfo) -> list[Turn]:
+        from core.archive.turns import build_turns
+
         return build_turns(self.reader.session(self.library.files_of(info.session_id)))
 
     def read_turn(self, ref: str, turn_number: int | None = None, *, budget: int | None = RESULT_BUDGET) -> Turn:
@@ -421,6 +416,7 @@ class Archive:
 
     def sessions_usage(self, session_ids: Iterable[str]) -> dict[str, usage.Totals]:
         """Tokens and estimated cost per session: every file of its id (subagents, pings)."""
+        from core.outputs import usage
         return usage.catalog_sessions_totals(self.catalog, session_ids)
 
     def session_usage(self, ref: str) -> usage.Totals:
@@ -429,6 +425,8 @@ class Archive:
 
     def resume_plan(self, ref: str) -> resume.ResumePlan:
         """The command that resumes ``ref`` in its agent (core.outputs.resume)."""
+        from core.outputs import resume
+
         resolved = self.resolve(ref)
         return resume.plan(resume.pick_session(ref, resolved.sessions, resolved.single))
 

@@ -102,3 +102,66 @@ def test_a_code_like_search_loads_no_embedding_runtime(tmp_path, query, embeds):
     assert proc.returncode == 0, proc.stderr
     loaded = proc.stderr.split("EMBEDDING:")[1].strip()
     assert (loaded == "onnxruntime,tokenizers") if embeds else (loaded == ""), proc.stderr
+
+
+# What a one-shot search never needs (issue 35): the front ends' stacks, the team store, the
+# embedding runtime and the vector code (a code-like query uses no meaning, even with the model
+# on), the cold index's worker processes and merge policy, relinking, the usage sums, resume rules,
+# and the thread pool and logging modules only long-lived processes use.
+ONE_SHOT_NEVER = (
+    "textual", "mcp", "starlette", "uvicorn", "pydantic", "httpx", "psycopg", "watchdog", "onnxruntime", "tokenizers",
+    "concurrent.futures", "logging", "multiprocessing",
+    "core.team.store", "core.front.mcp", "core.front.http_api", "core.front.serve", "core.outputs.export",
+    "core.semantic.embedder", "core.semantic.vectors", "core.semantic.passages", "core.semantic.query_vectors",
+    "core.index.merge_policy", "core.archive.links", "core.archive.sessions", "core.archive.watch",
+    "core.outputs.usage", "core.outputs.usage_blocks", "core.outputs.resume",
+)
+
+ONE_SHOT = """
+import sys
+from core.front.cli import main
+code = main({argv!r})
+loaded = sorted(m for m in sys.modules if any(m == n or m.startswith(n + ".") for n in {never!r}))
+print("LOADED:" + ",".join(loaded), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("model", ["off", "on"])
+@pytest.mark.parametrize(
+    "argv",
+    [["search", "watchdog"], ["search", "watchdog", "--json"], ["list", "--limit", "3"], ["show", "velvet-puzzling-eclipse#1", "--limit", "1"]],
+    ids=["search", "search-json", "list", "show"],
+)
+def test_a_warm_one_shot_command_imports_only_what_it_uses(demo_home, argv, model):
+    """Through the real CLI, on an indexed cache with nothing changed: a one-shot command loads
+    none of what it does not use. ``on``: the model is on (no ``RELAY_SEARCH_MODEL=off``) and
+    the query is two words at most, which go to BM25 alone: nothing of the model may load."""
+    import os
+
+    env = {**os.environ, "HOME": str(demo_home)}
+    env.pop("XDG_CACHE_HOME", None)
+    if model == "on":
+        env.pop("RELAY_SEARCH_MODEL", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", ONE_SHOT.format(argv=argv, never=ONE_SHOT_NEVER)], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip(), "the command printed nothing: it checked nothing"
+    loaded = proc.stderr.split("LOADED:")[1].strip()
+    assert loaded == "", f"{' '.join(argv)} loaded {loaded}"
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory):
+    """The demo corpus, indexed words only by the CLI (so the commands above find it warm)."""
+    import os
+
+    from core.fixtures.demo import write_demo_corpus
+
+    home = tmp_path_factory.mktemp("home")
+    write_demo_corpus(home)
+    env = {**os.environ, "HOME": str(home), "RELAY_SEARCH_MODEL": "off"}
+    env.pop("XDG_CACHE_HOME", None)
+    subprocess.run([sys.executable, "-m", "core", "index"], env=env, check=True, capture_output=True, timeout=300)
+    return home

@@ -19,17 +19,15 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from core.config import Config
 from core.errors import SyncStopped
 from core.index.bm25 import Snapshot
-from core.index.merge_policy import DEFAULT_POLICY, pick_merge
 from core.index.retire import ReaderPins, delete_segments
 from core.index.segment import load_segment, merge_segments, save_segment
 from core.index.workers import available_cpus, make_pool, next_result, worker_count
@@ -37,18 +35,24 @@ from core.memory import release_freed_memory
 from core.sources import discovery
 from core.views import Progress, UpdateResult
 
-from . import sessions as session_rows
 from .catalog import Catalog
-from .ingest import ChunkOutput, Job, run_chunk, segment_name
-from .links import find_links, links_may_change
 from .planning import Planner, plan_chunks, source_file
 from .writing import Tally, Writer
+
+# Imported where they are used, not here: a one-shot search with nothing changed on disk
+# reads no file, so it loads no parser, no merge policy, no relinking (issue 35).
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from core.index.merge_policy import TieredPolicy
+
+    from .ingest import ChunkOutput, Job
 
 PARALLEL_MIN_BYTES = 48 << 20  # below this a pool costs more than it saves
 CHUNK_BYTES = 48 << 20  # one worker task (and one segment) during a cold index
 INLINE_CHUNK_BYTES = 64 << 20  # inline, results are published every ~this many bytes
 FIRST_CHUNK_BYTES = 2 << 20  # the first chunk is small: a cold start shows results at once
-MERGE_POLICY = DEFAULT_POLICY  # which segments a merge takes (core/index/merge_policy.py)
+MERGE_POLICY: TieredPolicy | None = None  # which segments a merge takes; None: core/index/merge_policy.py's default
 BULK_CACHE_KB = 16 << 10  # the writer's SQLite page cache during a big sync (see _bulk_cache)
 
 
@@ -140,7 +144,7 @@ class Indexer:
                 self._remove(gone, known, result)
             if jobs:
                 self._run(jobs, total_bytes, known, result, progress)
-            if result.need_links or (result.new_main and links_may_change(self.catalog, result.new_main)):
+            if result.need_links or (result.new_main and self._links_may_change(result.new_main)):
                 self._relink(result)
             self.purge_retired()  # what an earlier merge could not delete yet
             if dir_scan is not None and dir_scan.dirs != dirs_before:
@@ -247,8 +251,17 @@ class Indexer:
 
     # --- continuation links and replayed records -------------------------------------------
 
+    def _links_may_change(self, new_main: set[int]) -> bool:
+        from .links import links_may_change
+
+        return links_may_change(self.catalog, new_main)
+
     def _relink(self, result: Tally) -> None:
         """Link slug-less continuations and drop records replayed from older sessions."""
+        from . import sessions as session_rows
+        from .ingest import Job
+        from .links import find_links
+
         links, summaries, rereads = find_links(self.catalog.link_rows())
         with self.catalog.write() as db:
             for row, replay_of in rereads:
@@ -302,12 +315,14 @@ class Indexer:
         """Merge what the tiered policy picks, one capped merge at a time, until it
         picks nothing (so memory is one merge's, however many segments a cold index
         left). ``force`` (``relay-search index``): merge whatever fits under the cap."""
+        from core.index.merge_policy import DEFAULT_POLICY, pick_merge
+
         while True:
             snapshot = self.load_snapshot()
             segs = list(snapshot.segments)
             sizes = [seg.nbytes() for seg in segs]
             dead = [float((~a).sum()) / max(1, seg.n_docs) for seg, a in zip(segs, snapshot.alive, strict=True)]
-            picked = pick_merge(sizes, dead, MERGE_POLICY, force=force)
+            picked = pick_merge(sizes, dead, MERGE_POLICY or DEFAULT_POLICY, force=force)
             if not picked:
                 return
             self.merge([segs[i] for i in picked], [snapshot.alive[i] for i in picked])
@@ -323,6 +338,8 @@ class Indexer:
         segments or tombstones (tombstones name doc ids, so they apply to the
         merged segment too); only the swap is one short transaction.
         """
+        from .ingest import segment_name
+
         with self._merge_lock:
             name = segment_name(self._reserve_chunks(1))
             merged = merge_segments(name, segments, alive)
@@ -338,3 +355,10 @@ class Indexer:
             self.on_publish(self.load_snapshot())
             self.purge_retired()
 
+
+def run_chunk(chunk_id: int, jobs: list[Job], segments_dir: str) -> ChunkOutput:
+    """Read a chunk of files into one segment (:func:`core.archive.ingest.run_chunk`): a
+    worker's task. The parsers load with the first chunk, not with this module."""
+    from .ingest import run_chunk as read_chunk
+
+    return read_chunk(chunk_id, jobs, segments_dir)

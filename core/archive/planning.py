@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
@@ -22,7 +23,9 @@ from core.sources import MAIN, SourceFile, all_sources, discovery, get_source
 from core.sources.regular import is_regular
 
 from .catalog import Catalog
-from .ingest import Job, same_bytes_read
+
+if TYPE_CHECKING:
+    from .ingest import Job
 
 KNOWN_COLUMNS = ("file_id", "path", "agent", "kind", "session_id", "size", "mtime_ns", "inode", "offset", "replay_of", "error")
 
@@ -120,11 +123,13 @@ class Planner:
             if not is_regular(stat.st_mode):
                 return None
         size = stat.st_size
+        if row is not None and stat.st_ino == row["inode"] and size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
+            return None  # unchanged (the common case: nothing else is looked at)
+        from .ingest import Job, same_bytes_read  # (the parsers: loaded once a file is to be read)
+
         if row is None:
             return Job(file, new_file_id, size=size, mtime_ns=stat.st_mtime_ns)
         file_id = row["file_id"]
-        if stat.st_ino == row["inode"] and size == row["size"] and stat.st_mtime_ns == row["mtime_ns"]:
-            return None  # unchanged (the common case: nothing else is looked at)
         exclude = self.exclusion(row)
         if stat.st_ino != row["inode"] or size < row["offset"]:
             return Job(file, file_id, exclude=exclude, size=size, mtime_ns=stat.st_mtime_ns)  # rewritten or replaced: read whole again

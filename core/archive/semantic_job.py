@@ -20,26 +20,25 @@ repeated boilerplate answer) reuses that vector instead of running the model aga
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from core.memory import release_freed_memory
-from core.semantic.embedder import DIM, MODEL_ID, Embedder, ModelState, load, model_state
-from core.semantic.passages import Slot, slots
-from core.semantic.query_vectors import QueryVectors
-from core.semantic.vectors import VectorStore
-
+# core.semantic (the vector files, the embedding runtime's loader, the passages' slots) is
+# imported where it is used: every archive has a job, and a search by words alone (a
+# code-like query, the model off) never opens a vector file nor looks at the model.
 if TYPE_CHECKING:
     from core.config import Config
     from core.index.bm25 import Snapshot
+    from core.semantic.embedder import Embedder, ModelState
+    from core.semantic.query_vectors import QueryVectors
+    from core.semantic.vectors import VectorStore
 
     from .catalog import Catalog
 
@@ -91,8 +90,6 @@ class SemanticJob:
 
     def __init__(self, archive: EmbeddedArchive) -> None:
         self._archive = archive
-        self.store = VectorStore(archive.cache, MODEL_ID)
-        self._queries = QueryVectors(self.store.folder)
         self._thread: threading.Thread | None = None
         self._again = threading.Event()
         self._idle = threading.Event()
@@ -102,17 +99,34 @@ class SemanticJob:
         self._epoch = 0  # bumped by a rebuild: doc ids counted before it mean other passages
         self.pending = 0  # passages not embedded yet, as the job last counted
 
+    @cached_property
+    def store(self) -> VectorStore:
+        from core.semantic.embedder import MODEL_ID
+        from core.semantic.vectors import VectorStore
+
+        return VectorStore(self._archive.cache, MODEL_ID)
+
+    @cached_property
+    def _queries(self) -> QueryVectors:
+        from core.semantic.query_vectors import QueryVectors
+
+        return QueryVectors(self.store.folder)
+
     @property
     def env(self) -> Mapping[str, str]:
         return self._archive.config.env
 
     def state(self) -> ModelState:
+        from core.semantic.embedder import ModelState, model_state
+
         state = model_state(self._archive.config.env, self._archive.cache)
         if state.on and self._failure:
             return ModelState(False, self._failure, folder=state.folder)
         return state
 
     def embedder(self) -> Embedder | None:
+        from core.semantic.embedder import load
+
         return load(self._archive.config.env, self._archive.cache)
 
     def query_vector(self, query: str) -> np.ndarray | None:
@@ -173,6 +187,8 @@ class SemanticJob:
         embedder = self.embedder()
         if embedder is None:
             return 0, 0
+        from concurrent.futures import ThreadPoolExecutor
+
         workers = max(1, threads or cpu_count())
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="relay-search-embed") as pool:
 
@@ -205,6 +221,8 @@ class SemanticJob:
                 if self._stop.is_set():
                     break
                 failures += 1
+                import logging  # (here: a one-shot command never loads it)
+
                 logging.getLogger(__name__).warning("relay-search: embedding paused: %s", exc)
                 if failures >= MAX_FAILURES:  # the same error again and again: say so in the stats
                     self._failure = f"embedding failed: {exc}"
@@ -249,6 +267,10 @@ class SemanticJob:
     def _embed_batch(self, batch: list[int], embed_texts: Callable[[list[str]], list[np.ndarray]]) -> None:
         """Every slot of ``batch``'s passages, as one file: known texts reuse their vectors, each new text
         is embedded once."""
+        from core.memory import release_freed_memory
+        from core.semantic.embedder import DIM
+        from core.semantic.passages import Slot, slots
+
         docs = self._archive.catalog.docs(batch)
         rows: list[tuple[int, Slot]] = []
         for doc_id in batch:

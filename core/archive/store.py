@@ -19,7 +19,7 @@ from pathlib import Path
 
 from core.errors import StoreError
 from core.index.tokenize import TOKENIZER_VERSION
-from core.semantic.vectors import VECTORS_DIR
+from core.semantic import VECTORS_DIR
 from core.sources import PARSER_VERSION
 
 from .catalog import Catalog, CatalogError, not_damage, unwritable

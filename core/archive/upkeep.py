@@ -11,7 +11,6 @@ never-indexed cache can wait for its first index instead of answering "no result
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -100,6 +99,8 @@ class Upkeep:
                 pass
             except Exception as exc:  # the watcher still runs; the next change retries
                 if not self.closed:  # (closed under it: nothing to report)
+                    import logging  # (here: a one-shot command never loads it)
+
                     logging.getLogger(__name__).warning("relay-search: background sync failed: %s", exc)
             finally:
                 self.first_index.set()

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import TYPE_CHECKING
 
 import msgspec
 import numpy as np
 
 from core.config import Config
-from core.index.document import encode_marks
 from core.sources import MAIN
 from core.sources.fspath import path_to_db
 from core.views import UpdateResult
 
-from . import sessions as session_rows
 from . import usage_records as usage_rows
 from .catalog import Catalog
-from .ingest import BODY_CHARS, ChunkOutput, JobOutput, failed_output
+
+if TYPE_CHECKING:  # (both imported where a sync writes: a warm search writes nothing)
+    from . import sessions as session_rows
+    from .ingest import ChunkOutput, JobOutput
 
 _encode_state = msgspec.msgpack.Encoder().encode
 
@@ -52,6 +54,8 @@ class Writer:
 
     def commit(self, chunk: ChunkOutput, known: dict[str, dict], result: Tally) -> None:
         """Record a chunk's files, documents and segment in one transaction (the caller publishes)."""
+        from . import sessions as session_rows
+
         affected: set[str] = set()
         pending: list[tuple[JobOutput, list[tuple]]] = []  # each file's document rows
         with self.catalog.write() as db:
@@ -102,6 +106,10 @@ class Writer:
     ) -> list[tuple]:
         """The rows of one file read: its file row, the documents it replaces, its usage;
         returns the rows of the documents it adds (stored with the chunk's)."""
+        from core.index.document import encode_marks
+
+        from .ingest import BODY_CHARS
+
         key = str(out.file.path)
         file_id = self.upsert_file(db, out, row)
         if row is None:
@@ -140,6 +148,8 @@ class Writer:
     ) -> None:
         """Keep a file whose rows could not be stored as an error (``index --stats``
         names it; retried when it changes): none of its documents is searchable."""
+        from .ingest import failed_output
+
         if out.doc_ids is not None and out.doc_ids.shape[0]:  # (already in the chunk's segment)
             db.executemany("INSERT OR IGNORE INTO tombstones(doc_id) VALUES(?)", [(d,) for d in out.doc_ids.tolist()])
         if row:
@@ -212,6 +222,8 @@ class Writer:
             affected.add(session_id)
 
     def remove(self, gone: list[str], known: dict[str, dict], result: Tally) -> None:
+        from . import sessions as session_rows
+
         affected: set[str] = set()
         with self.catalog.write() as db:
             for path in gone:

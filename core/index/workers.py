@@ -107,7 +107,7 @@ def make_pool(workers: int) -> ProcessPoolExecutor:
         ctx = multiprocessing.get_context("fork")
     else:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["core.archive.ingest", "core.index.workers"])
+        ctx.set_forkserver_preload(["core.archive.indexer", "core.archive.ingest", "core.index.workers"])  # (the tasks it runs)
         _start_forkserver_deaf_to_ctrl_c()
 
     class Pool(ProcessPoolExecutor):

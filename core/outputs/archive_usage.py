@@ -10,7 +10,7 @@ a :class:`UsageArchive` and go through its own ``_usage_source`` and
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from core.archive import usage_records
 from core.archive.catalog import Catalog
@@ -19,7 +19,8 @@ from core.errors import BadInput
 from core.query import answers, coverage
 from core.query.read_calls import ReadableArchive
 
-from . import usage, usage_blocks
+if TYPE_CHECKING:  # imported by the calls (the query API imports this module; a search sums no usage)
+    from . import usage, usage_blocks
 
 
 class UsageArchive(ReadableArchive, Protocol):
@@ -35,6 +36,8 @@ class UsageArchive(ReadableArchive, Protocol):
 
 def catalog_source(catalog: Catalog, lib: Library) -> tuple[list[usage_records.Record], dict[int, usage.Owner]]:
     """Each API response in the cache's catalog once, and who owns each file."""
+    from . import usage
+
     owners = usage.owners(catalog.files(("file_id", "agent", "session_id", "project_key")), lib.sessions)
     return usage_records.catalog_records(catalog, lib.generation), owners
 
@@ -42,6 +45,8 @@ def catalog_source(catalog: Catalog, lib: Library) -> tuple[list[usage_records.R
 def usage_report(archive: UsageArchive, *, by: str, date_from: str | None, date_to: str | None,
                  project: str | None, agent: str | None, breakdown: bool = False) -> usage.UsageReport:
     """Totals per group over every API response the archive's ``_usage_source`` gives."""
+    from . import usage
+
     records, owners = archive._usage_source()
     return usage.report(records, owners, by=by, date_from=date_from, date_to=date_to, project=project, agent=agent,
                         breakdown=breakdown)
@@ -50,6 +55,8 @@ def usage_report(archive: UsageArchive, *, by: str, date_from: str | None, date_
 def block_report(archive: UsageArchive, *, now: float, date_from: str | None = None, date_to: str | None = None,
                  project: str | None = None, agent: str | None = None) -> usage_blocks.BlockReport:
     """The 5-hour billing blocks over every API response (``usage --by block``)."""
+    from . import usage_blocks
+
     records, owners = archive._usage_source()
     return usage_blocks.blocks(records, owners, now=now, date_from=date_from, date_to=date_to, project=project,
                                agent=agent)
@@ -57,12 +64,16 @@ def block_report(archive: UsageArchive, *, now: float, date_from: str | None = N
 
 def session_usage(archive: UsageArchive, ref: str) -> usage.Totals:
     """Token usage of every session ``ref`` names (a session, a range or a chain)."""
+    from . import usage
+
     ids = [s.session_id for s in archive.resolve(ref).sessions]
     return usage.combined(archive.sessions_usage(ids).values())
 
 
 def session_statistics(archive: UsageArchive, ref: str) -> dict:
     """Counts and token usage over every session the reference names (a session, a range, a chain)."""
+    from . import usage
+
     resolved = archive.resolve(ref)
     if resolved.turn is not None:
         raise BadInput(f"{ref!r} names a turn; statistics cover sessions (drop the :{resolved.turn})")

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from core.errors import BadInput
 from core.index.bm25 import Hit, Snapshot
-from core.semantic.vectors import Vectors
+
+if TYPE_CHECKING:  # (a search by words alone loads no vector code)
+    from core.semantic.vectors import Vectors
 
 MODES = ("auto", "hybrid", "lexical")
 FUSE_DEPTH = 100  # each list's top this many are scaled and fused

@@ -3,14 +3,15 @@ passages have no vectors yet (:mod:`core.query.hybrid` fuses them with BM25)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from core.archive.semantic_job import SemanticJob
-from core.semantic.vectors import Vectors
-
 from . import hybrid
+
+if TYPE_CHECKING:  # (a search by words alone loads no vector code)
+    from core.archive.semantic_job import SemanticJob
+    from core.semantic.vectors import Vectors
 
 
 class MeaningArchive(Protocol):

@@ -17,9 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.archive.catalog import Catalog
-from core.archive.ingest import uuid_hash
 from core.archive.library import FileEntry
-from core.archive.turns import number_entries
 from core.model import Message
 from core.sources import MAIN, SourceFile, get_source
 
@@ -42,6 +40,8 @@ class MessageReader:
 
     def iter_file(self, entry: FileEntry) -> Iterator[Message]:
         """Messages of one file, numbered within its session."""
+        from core.archive.turns import number_entries  # (here: opening an archive reads no file)
+
         row = self.catalog.files(("project_key", "order_key", "session_id"), "WHERE file_id=?", (entry.file_id,))
         if not row:
             return
@@ -61,6 +61,8 @@ class MessageReader:
             return
         entries = result.entries
         if entry.replay_of:
+            from core.archive.ingest import uuid_hash  # (the indexer's: rarely needed here)
+
             got = self.catalog.db.execute("SELECT record_hashes FROM files WHERE file_id=?", (entry.replay_of,)).fetchone()
             if got and got[0]:
                 excluded = set(np.frombuffer(got[0], dtype=np.int64).tolist())

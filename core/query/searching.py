@@ -18,18 +18,16 @@ import bisect
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from core.archive.catalog import Catalog
 from core.archive.library import FileEntry, Library
 from core.archive.scope import Scope
-from core.archive.semantic_job import SemanticJob
 from core.index.bm25 import Hit, Snapshot
 from core.model import SearchHit, SessionInfo
 from core.refs import format_reference
-from core.semantic.vectors import Vectors
 from core.views import Resolved
 
 from . import execute as query_exec
@@ -38,6 +36,10 @@ from . import syntax as query_syntax
 from .meaning import meant_text, semantic_query
 from .ranking import in_total_order
 from .syntax import Query
+
+if TYPE_CHECKING:
+    from core.archive.semantic_job import SemanticJob
+    from core.semantic.vectors import Vectors
 
 
 class Passages(Protocol):

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
+from . import VECTORS_DIR
 from .embedder import DIM, MODEL_ID
 
-VECTORS_DIR = "vectors"
 # (np.isin: kind="sort" throughout: doc ids span 2^24 per segment and keys 2^63, and isin's default
 # table method allocates the range: 75 ms of a one-shot search for 300 doc ids)
 MERGE_FILES = 24  # more files than this: the writer merges them into one

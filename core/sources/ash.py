@@ -71,12 +71,11 @@ from typing import Any
 from core.config import Config
 from core.model import Entry, FileMeta
 
-from .ash_entries import _Emitter
-from .ash_records import _decode, _decode_lines, _read_lines, _str, _ts
-from .ash_tree import _Item, _Tree
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
-from .jsonl import DECODE_ERRORS, UNREADABLE, Skips
 from .regular import read_regular
+
+# The reading modules (.ash_records, .ash_tree, .ash_entries, .jsonl) are imported by the
+# functions that read: finding the files, all a search with nothing new does here, needs none.
 
 AGENT = "ash"
 CHAT_PREFIX = "chat-"
@@ -84,6 +83,9 @@ CHAT_PREFIX = "chat-"
 
 def read_heads(path: Path) -> list[tuple[str, str]]:
     """(branch id, head message id) pairs from a session's state.json."""
+    from .ash_records import _decode, _str
+    from .jsonl import DECODE_ERRORS
+
     try:
         state = _decode(read_regular(path))
     except (OSError, *DECODE_ERRORS):
@@ -172,6 +174,11 @@ class AshSource:
         state: dict[str, Any] | None = None,
         full_text: bool = False,
     ) -> ReadResult:
+        from .ash_entries import _Emitter
+        from .ash_records import _decode_lines, _read_lines
+        from .ash_tree import _Tree
+        from .jsonl import UNREADABLE, Skips
+
         try:
             if file.path.name == "history.jsonl":
                 return self._read_history(file, offset, state or {}, full_text)
@@ -200,6 +207,11 @@ class AshSource:
         self, file: SourceFile, offset: int, state: dict[str, Any], full: bool
     ) -> ReadResult:
         """A text-only message log: plain appends, read incrementally."""
+        from .ash_entries import _Emitter
+        from .ash_records import _decode_lines, _read_lines
+        from .ash_tree import _Item
+        from .jsonl import UNREADABLE, Skips
+
         if offset > file.path.stat().st_size:
             offset, state = 0, {}
         line = state.get("line", 0) if offset else 0
@@ -237,6 +249,8 @@ class AshSource:
 
 
 def _meta(file: SourceFile, entries: list[Entry], header: dict[str, Any]) -> FileMeta:
+    from .ash_records import _str, _ts
+
     stamps = sorted(e.timestamp for e in entries if e.timestamp)
     prompt = next(
         (e.text for e in entries if e.starts_turn and not e.branch and not e.is_sidechain), None

@@ -22,9 +22,6 @@ from core.config import Config
 from core.model import FileMeta
 
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
-from .claude_reader import _FileReader
-from .claude_records import WANTED_TYPES, decode_block
-from .jsonl import iter_blocks
 
 AGENT = "claude"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -123,6 +120,12 @@ class ClaudeSource:
         state: dict[str, Any] | None = None,
         full_text: bool = False,
     ) -> ReadResult:
+        # (the reader, imported when a file is read: finding files, all a search with nothing
+        # new does here, needs none of it)
+        from .claude_reader import _FileReader
+        from .claude_records import WANTED_TYPES, decode_block
+        from .jsonl import iter_blocks
+
         reader = _FileReader(file, state if offset else None, full_text)
         end = offset
         index = (state or {}).get("lines", 0) if offset else 0

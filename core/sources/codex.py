@@ -38,17 +38,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.config import Config
 from core.model import Entry, FileMeta
 
 from .base import MAIN, SUBAGENT, ReadResult, SourceFile
-from .codex_parser import _Parser
-from .codex_records import _decompress, _kinds, _records, _State, _str
-from .codex_session import _meta, locate_rollout, session_id_from_name, spawn_parent
-from .jsonl import Skips, decode_object
 from .regular import read_regular
+
+# The reading modules are imported by the methods that read: finding the files, all a
+# search with nothing new does here, needs none of them.
+if TYPE_CHECKING:
+    from .codex_records import _State
 
 AGENT = "codex"
 _HEAD_BYTES = 512 * 1024  # a session_meta line carries the base instructions
@@ -90,6 +91,8 @@ class CodexSource:
             or (sessions in path.parents and path.name.startswith("rollout-"))
         ):
             return None
+        from .codex_session import session_id_from_name
+
         parent, cwd = self._peek(path)
         return SourceFile(
             path=path,
@@ -107,6 +110,10 @@ class CodexSource:
 
         Projects are keyed by cwd: a rollout's path names only its date.
         """
+        from .codex_records import _decompress, _str
+        from .codex_session import spawn_parent
+        from .jsonl import decode_object
+
         try:
             if path.name.endswith(".zst"):
                 head = _decompress(path, _HEAD_BYTES)
@@ -130,6 +137,11 @@ class CodexSource:
         state: dict[str, Any] | None = None,
         full_text: bool = False,
     ) -> ReadResult:
+        from .codex_parser import _Parser
+        from .codex_records import _kinds, _records, _State
+        from .codex_session import _meta
+        from .jsonl import Skips
+
         compressed = file.path.name.endswith(".zst")
         try:
             size = file.path.stat().st_size
@@ -164,6 +176,10 @@ class CodexSource:
 
     def parse_all(self, path: Path, full_text: bool = False) -> list[Entry]:
         """Every entry of a rollout, its own copied history included (fork matching)."""
+        from .codex_parser import _Parser
+        from .codex_records import _kinds, _records, _State
+        from .jsonl import Skips
+
         st = _State()
         try:
             records = _records(path, 0, st, Skips())[0]
@@ -176,6 +192,8 @@ class CodexSource:
         self, entries: list[Entry], st: _State, file: SourceFile, full: bool, first: bool
     ) -> list[Entry]:
         """Drop the fork's leading entries that repeat its parent's, in order."""
+        from .codex_session import locate_rollout
+
         parent_id = st.meta.get("parent")
         if first and parent_id:
             found = locate_rollout(file.path, parent_id)
