@@ -401,3 +401,38 @@ def test_while_typing_meaning_uses_the_finished_words(embedded: Path):
         typed = archive.search(PARAPHRASE[:-3], typing=True)  # "... brand new han"
         assert [h for h in typed if h.session_id == LATE and h.by_meaning]
         assert not [h for h in archive.search("the midnight extr", typing=True) if h.by_meaning]  # two finished words: not prose
+
+
+def test_a_long_lived_writer_s_embedding_waits_while_searches_come(tmp_path: Path, monkeypatch):
+    """The app, mcp and serve embed in the background; a search (a keystroke in the app) makes that
+    job wait QUIET_AFTER_SEARCH, so the two never share the interpreter during a burst of keys."""
+    import core.semantic.embedder as embedder
+    from core.archive.semantic_job import QUIET_AFTER_SEARCH
+
+    write_demo_corpus(tmp_path)
+    started: list[float] = []
+    real = embedder.Embedder.embed_one
+
+    def counted(self, text):
+        started.append(time.monotonic())
+        return real(self, text)
+
+    monkeypatch.setattr(embedder.Embedder, "embed_one", counted)
+    with _archive(tmp_path) as archive:
+        archive.sync()
+        archive.embed_in_background()
+        deadline = time.monotonic() + 120
+        while len(started) < 3:  # the job is under way
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        first = time.monotonic()
+        archive.search("rollover_period")
+        last = first
+        while time.monotonic() - first < 1.5:  # keys keep coming
+            time.sleep(0.1)
+            last = time.monotonic()
+            archive.search("rollover_period")
+        quiet = [t for t in started if first + 0.05 < t < last + QUIET_AFTER_SEARCH - 0.05]
+        assert quiet == [], f"{len(quiet)} model runs while searches came"
+        assert archive.wait_semantic(timeout=300)  # and it goes on afterwards
+        assert archive.semantic.counts()[0] == archive.semantic.counts()[1]

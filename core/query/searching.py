@@ -117,8 +117,8 @@ def _meant_sequence(by_meaning: Mapping[int, int | None] | None, doc_id: int, fi
     return first_seq if seq is None else seq
 
 
-Messages = Callable[[str, int, int], Sequence[Any] | None]
-"""(session id, first, last sequence) → that passage's messages read back, or None (not read)."""
+Messages = Callable[[FileEntry, int, int], Sequence[Any] | None]
+"""(the passage's file, first, last sequence) → that passage's messages read back, or None (not read)."""
 
 
 class SearchedArchive(Protocol):
@@ -166,6 +166,7 @@ def archive_search(
 
     Separate from :class:`core.api.Archive` so that it delegates rather than grows.
     """
+    archive.semantic.searched()  # (a background embedding waits: a search comes first)
     lib = archive.library
     snapshot = archive._snapshot
     parsed = query_syntax.parse(query or "", typing=typing)
@@ -200,18 +201,24 @@ LANDING_BYTES = 64 << 20  # transcript bytes one search reads back to find its h
 
 
 def passage_messages(archive: SearchedArchive, lib: Library) -> Messages:
-    """:data:`Messages` through the archive's message reader (which keeps the last sessions
-    read, so a get_message_context that follows reads none again); at most
-    :data:`LANDING_BYTES` of transcripts per search, beyond which hits keep their passage's first message."""
+    """:data:`Messages` through the archive's message reader: the passage's own file, read up to its
+    last message (not the whole session: that cost a one-shot search the parse of every hit's session,
+    subagents and all); at most :data:`LANDING_BYTES` of transcripts per search, beyond which hits keep
+    their passage's first message."""
     budget = [LANDING_BYTES]
 
-    def read(session_id: str, first: int, last: int) -> Sequence[Any] | None:
-        files = lib.files_of(session_id)
-        size = sum(_size(f.path) for f in files)
+    def read(entry: FileEntry, first: int, last: int) -> Sequence[Any] | None:
+        size = _size(entry.path)
         if size > budget[0]:
             return None
         budget[0] -= size
-        return [m for m in archive.reader.session(files) if first <= m.sequence <= last]
+        found = []
+        for m in archive.reader.iter_file(entry):
+            if m.sequence > last:
+                break
+            if m.sequence >= first:
+                found.append(m)
+        return found
 
     return read
 
@@ -413,7 +420,7 @@ def _landed(
     if entry is None:
         return hit
     base = entry.seq_base
-    read = messages(hit.session_id, base + doc["first_seq"], base + doc["last_seq"])
+    read = messages(entry, base + doc["first_seq"], base + doc["last_seq"])
     if not read:
         return hit
     sequence, snippet = landing.land(read, hit.snippet, terms, rarity, meaning_sequence=None if meaning is None else base + meaning)
