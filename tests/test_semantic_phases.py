@@ -90,13 +90,19 @@ def slow_embedding(tmp_path: Path, seconds: float = 0.03) -> str:
     return str(inject)
 
 
-def write_late_conclusion(home: Path) -> None:
+def late_turn() -> ClaudeTranscript:
+    """The long turn whose conclusion is its last answer message (the session's only turn so far)."""
     t = ClaudeTranscript(LATE, cwd="/home/dev/exporter", start=datetime(2026, 11, 20, tzinfo=timezone.utc))
     t.user(PROMPT)
     for i, text in enumerate(FILLER):
         t.assistant(text)
         t.tool("Bash", {"command": f"tail -n 50 logs/export-{i}.log"}, f"batch {i} ok\n" * 5)
     t.assistant(CONCLUSION)
+    return t
+
+
+def write_late_conclusion(home: Path) -> None:
+    t = late_turn()
     t.user("thanks, ship it")
     t.assistant("Merged.")
     t.write_under(home / ".claude" / "projects")
@@ -349,12 +355,7 @@ def test_a_grown_turn_and_a_repeated_answer_reuse_their_vectors(tmp_path: Path):
     inject = tmp_path / "inject"
     inject.mkdir()
     (inject / "sitecustomize.py").write_text(COUNT_MODEL_RUNS)
-    t = ClaudeTranscript(LATE, cwd="/home/dev/exporter", start=datetime(2026, 11, 20, tzinfo=timezone.utc))
-    t.user(PROMPT)
-    for i, text in enumerate(FILLER):
-        t.assistant(text)
-        t.tool("Bash", {"command": f"tail -n 50 logs/export-{i}.log"}, f"batch {i} ok\n" * 5)
-    t.assistant(CONCLUSION)
+    t = late_turn()
     other = ClaudeTranscript("5b0f9e2a-1c3d-4e5f-8a7b-6c5d4e3f2a1b", cwd="/home/dev/other", start=datetime(2026, 11, 21, tzinfo=timezone.utc))
     other.user("Same problem in the staging export: can you check?")
     other.assistant(" ".join(FILLER))
