@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from core.index.alive import alive_passages as alive_table
+
 # core.semantic (the vector files, the embedding runtime's loader, the passages' slots) is
 # imported where it is used: every archive has a job, and a search by words alone (a
 # code-like query, the model off) never opens a vector file nor looks at the model.
@@ -64,13 +66,8 @@ class EmbeddedArchive(Protocol):
 
 def alive_passages(snapshot: Snapshot | None) -> tuple[np.ndarray, np.ndarray]:
     """The alive passages' doc ids (sorted) and their times (epoch seconds, aligned)."""
-    if snapshot is None or not snapshot.segments:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    pairs = list(zip(snapshot.segments, snapshot.alive, strict=True))
-    ids = np.concatenate([np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in pairs])
-    ts = np.concatenate([np.asarray(s.ts, dtype=np.float64)[a] for s, a in pairs])
-    order = np.argsort(ids, kind="stable")
-    return ids[order], ts[order]
+    table = alive_table(snapshot)
+    return table.doc_ids, table.ts
 
 
 def alive_doc_ids(snapshot: Snapshot | None) -> np.ndarray:

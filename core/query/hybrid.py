@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.errors import BadInput
+from core.index.alive import alive_passages
 from core.index.bm25 import Hit, Snapshot
 
 if TYPE_CHECKING:  # (a search by words alone loads no vector code)
@@ -79,41 +80,6 @@ def uses_meaning(query: str, mode: str, sort: str) -> bool:
 
 
 @dataclass(frozen=True)
-class PassageTable:
-    """Per alive passage of a snapshot (sorted by doc id): its file and time, for the filters."""
-
-    doc_ids: np.ndarray
-    file_ids: np.ndarray
-    ts: np.ndarray
-
-
-_tables: dict[int, tuple[Snapshot, PassageTable]] = {}
-
-
-def passage_table(snapshot: Snapshot) -> PassageTable:
-    cached = _tables.get(id(snapshot))
-    if cached is not None and cached[0] is snapshot:
-        return cached[1]
-    if snapshot.segments:
-        ids = np.concatenate(
-            [np.asarray(s.doc_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
-        )
-        files = np.concatenate(
-            [np.asarray(s.file_ids, dtype=np.int64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
-        )
-        ts = np.concatenate(
-            [np.asarray(s.ts, dtype=np.float64)[a] for s, a in zip(snapshot.segments, snapshot.alive, strict=True)]
-        )
-        order = np.argsort(ids, kind="stable")
-        table = PassageTable(ids[order], files[order], ts[order])
-    else:
-        table = PassageTable(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float64))
-    _tables.clear()  # one snapshot at a time is plenty
-    _tables[id(snapshot)] = (snapshot, table)
-    return table
-
-
-@dataclass(frozen=True)
 class Similar:
     """The cosine of every embedded alive passage a search's filters allow (arrays sorted by doc id):
     each passage's best slot's (:mod:`core.semantic.passages`)."""
@@ -157,7 +123,7 @@ def cosines(
     ts_to: float | None,
 ) -> Similar | None:
     """The cosines of every embedded alive passage the filters allow (None: there is none)."""
-    table = passage_table(snapshot)
+    table = alive_passages(snapshot)
     if not vectors.count or not table.doc_ids.shape[0]:
         return None
     at = np.minimum(np.searchsorted(table.doc_ids, vectors.doc_ids), table.doc_ids.shape[0] - 1)

@@ -266,23 +266,20 @@ def search(
         sims = hybrid.cosines(snapshot, meaning[0], meaning[1], allowed_files=allowed_files, ts_from=ts_from, ts_to=ts_to)
         raw, only_meaning = hybrid.fuse(raw, sims, window)
     raw = query_exec.phrase_matches(raw, parsed, passages.docs)[0][:fetch]
-    # a passage found by meaning alone lands on the message of its closest slot (file-local sequences)
-    meaning_sequences = {doc_id: seq for doc_id, seq in only_meaning.items() if seq is not None}
     if group == "session":
         return grouped(
             lib, passages, raw, terms, limit, offset, rarity, sort, snippets=snippets, by_meaning=only_meaning,
-            messages=messages, meaning_sequences=meaning_sequences,
+            messages=messages,
         )  # fmt: skip
     return hits(
         lib, passages, raw, terms, limit, skip=offset, rarity=rarity, sort=sort, snippets=snippets, by_meaning=only_meaning,
-        messages=messages, meaning_sequences=meaning_sequences,
+        messages=messages,
     )  # fmt: skip
 
 
 def grouped(
     lib: Library, passages: CatalogPassages, raw: list[Hit], terms: list[str], limit: int, offset: int, rarity: dict[str, float], sort: str,
     *, snippets: bool = True, by_meaning: Mapping[int, int | None] | None = None, messages: Messages | None = None,
-    meaning_sequences: dict[int, int] | None = None,
 ) -> list[SearchHit]:
     """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
     docs = passages.docs([h.doc_id for h in raw])
@@ -321,7 +318,7 @@ def grouped(
         counts.update({sid: len(t) - 1 for sid, t in turns.items()})
     page_hits = hits(
         lib, passages, page, terms, limit, rarity=rarity, sort=sort, snippets=snippets, by_meaning=by_meaning,
-        messages=messages, meaning_sequences=meaning_sequences,
+        messages=messages,
     )  # fmt: skip
     return query_exec.with_more(page_hits, counts)
 
@@ -339,13 +336,12 @@ def hits(
     snippets: bool = True,
     by_meaning: Mapping[int, int | None] | None = None,
     messages: Messages | None = None,
-    meaning_sequences: dict[int, int] | None = None,
 ) -> list[SearchHit]:
     """The ranked passages as hits: one per turn (its best passage), ``skip`` turns skipped, at most ``limit``
     (with their snippets unless ``snippets=False``); a turn none of whose passages matched by words, only
-    passages in ``by_meaning``, is labelled ``by_meaning``. With ``messages``, each hit's ``sequence`` is the
-    message its snippet came from (:mod:`core.query.landing`; ``meaning_sequences``: doc id → the message a
-    by-meaning passage's vector came from); without, the passage's first message."""
+    passages in ``by_meaning`` (doc id → the message of its closest answer slot, or None), is labelled
+    ``by_meaning``. With ``messages``, each hit's ``sequence`` is the message its snippet came from
+    (:mod:`core.query.landing`); without, the passage's first message (a by-meaning one: its slot's)."""
     docs = passages.docs([h.doc_id for h in raw])
     lib.prefetch_files(h.file_id for h in raw)
     found: list[tuple[SearchHit, Hit, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
@@ -408,7 +404,7 @@ def hits(
     out = [replace(hit, snippet=passages.snippet(h.file_id, doc, terms, rarity)) for hit, h, doc in kept]
     if messages is None:
         return out
-    return [_landed(hit, doc, messages, terms, rarity, (meaning_sequences or {}).get(h.doc_id) if hit.by_meaning else None, lib.file(h.file_id))
+    return [_landed(hit, doc, messages, terms, rarity, (by_meaning or {}).get(h.doc_id) if hit.by_meaning else None, lib.file(h.file_id))
             for hit, (_, h, doc) in zip(out, kept, strict=True)]
 
 

@@ -27,7 +27,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import stat
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from core.sources.regular import open_regular
 
 MODEL_FILE = "minilm-l6-v2-int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -73,22 +74,6 @@ def model_folder(env: Mapping[str, str]) -> Path | None:
     return Path(chosen).expanduser() if chosen else SHIPPED_DIR
 
 
-def open_regular(path: Path) -> int:
-    """A read-only descriptor of ``path`` if it is a regular file; raises OSError otherwise.
-
-    Opened without blocking (a FIFO with no writer would block a plain open for good) and
-    checked on the open descriptor, so a swap between a check and the open cannot fool it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        os.set_blocking(fd, True)
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 _checked: dict[tuple[str, int, int, int], str] = {}  # file version → "" or why the file is refused
 _check_lock = threading.Lock()
 
@@ -125,12 +110,12 @@ def _remember(cache: Path | None, version: tuple[str, int, int, int], verdict: s
 def _file_problem(path: Path, cache: Path | None) -> str:
     """Why this model file cannot be used ("" when it can); hashed once per file version."""
     try:
-        fd = open_regular(path)
+        f = open_regular(path)
     except FileNotFoundError as exc:
         return f"model file missing ({path}: {exc.strerror or exc})"
     except OSError as exc:
         return f"model file unusable ({path}: {exc.strerror or exc})"
-    with os.fdopen(fd, "rb") as f:
+    with f:
         st = os.fstat(f.fileno())
         if st.st_size != MODEL_SIZE:
             return f"model file {path} is not the model ({st.st_size:,} bytes, not {MODEL_SIZE:,})"
@@ -169,7 +154,7 @@ def model_state(env: Mapping[str, str], cache: Path | None = None) -> ModelState
 def _read_tokenizer(path: Path) -> str:
     """The tokenizer's JSON text, read only from a regular file of a sane size; raises ValueError naming it."""
     try:
-        with os.fdopen(open_regular(path), "rb") as f:
+        with open_regular(path) as f:
             data = f.read(TOKENIZER_MAX_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"tokenizer file unusable ({path}: {exc.strerror or exc})") from None

@@ -36,21 +36,25 @@ def config_from_args(args: argparse.Namespace, env=None) -> Config:
 _bar_drawn = False  # a progress line is on the terminal, not yet ended
 
 
+def _draw_bar(label: str, fraction: float, tail: str, finished: bool) -> None:
+    """One progress line on stderr, drawn over the last; a line of its own once ``finished``."""
+    global _bar_drawn
+    bar = "█" * int(fraction * 30)
+    sys.stderr.write(f"\r{label} {bar:<30} {fraction:4.0%}  {tail}")
+    _bar_drawn = not finished
+    if finished:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
 def progress_printer() -> Callable[[Progress], None] | None:
     if not sys.stderr.isatty():
         return None
 
     def show(p: Progress) -> None:
-        global _bar_drawn
         if not p.total_bytes:
             return
-        done = p.done_bytes / p.total_bytes
-        bar = "█" * int(done * 30)
-        sys.stderr.write(f"\rindexing {bar:<30} {done:4.0%}  {p.done_files}/{p.total_files} files")
-        _bar_drawn = p.done_files < p.total_files
-        if not _bar_drawn:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+        _draw_bar("indexing", p.done_bytes / p.total_bytes, f"{p.done_files}/{p.total_files} files", p.done_files >= p.total_files)
 
     return show
 
@@ -62,7 +66,6 @@ def embedding_printer() -> Callable[[int, int], None]:
     tty = sys.stderr.isatty()
 
     def show(done: int, total: int) -> None:
-        global _bar_drawn
         if not total:
             return
         if not tty:
@@ -72,12 +75,7 @@ def embedding_printer() -> Callable[[int, int], None]:
         elapsed = time.monotonic() - started
         rate = done / elapsed if elapsed > 0 and done else 0.0
         left = f"{(total - done) / rate:,.0f} s left" if rate else "starting"
-        bar = "█" * int(done / total * 30)
-        sys.stderr.write(f"\rembedding {bar:<30} {done / total:4.0%}  {done:,}/{total:,} passages · {rate:,.1f}/s · {left}   ")
-        _bar_drawn = done < total
-        if not _bar_drawn:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+        _draw_bar("embedding", done / total, f"{done:,}/{total:,} passages · {rate:,.1f}/s · {left}   ", done >= total)
 
     return show
 
