@@ -293,7 +293,7 @@ def _strip_indexed(out: JobOutput) -> None:
     out.postings = Postings.empty()
     out.docs = [
         TurnDoc(d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, "", "", d.body[:BODY_CHARS], d.is_sidechain, d.marks,
-                d.seen)
+                d.seen, d.places)
         for d in out.docs
     ]
     if out.state_blob:

@@ -161,6 +161,8 @@ class DocBuilder:
                 last = closed[-1] if closed else None
                 prompt = list(last["user"]) if last else []
                 acc = self.open = self._new_part(turn, (last or {"part": -1})["part"] + 1, seq, entry, prompt, self.main_file)
+                if last and len(last.get("user_seqs", ())) == len(prompt):
+                    acc["user_seqs"] = list(last["user_seqs"])  # the prompt's place, in the part its text is copied to
             add(acc, seq, entry)
         self.next_seq = seq + 1
         self.notices = numbering.notices
@@ -184,6 +186,7 @@ class DocBuilder:
             "last": seq,
             "ts": entry.timestamp,
             "user": prompt,
+            "user_seqs": [] if not prompt else None,  # (a part's copied prompt: set by the caller)
             "assistant": [],
             "answer_seqs": [],  # the sequence of each answer text, for the body's marks
             "assistant_len": 0,
@@ -207,6 +210,8 @@ class DocBuilder:
         if kind == "text":
             if entry.role == "user":
                 acc["user"].append(entry.text)
+                if acc.get("user_seqs") is not None:
+                    acc["user_seqs"].append(seq)
             elif entry.role == "assistant":
                 acc["assistant"].append(entry.text)
                 acc.setdefault("answer_seqs", []).append(seq)
@@ -261,8 +266,29 @@ class DocBuilder:
             body=body[:MAIN_FIELD_CAP],
             is_sidechain=bool(acc["side"]),
             marks=_answer_marks(acc, len(user) + 1 - (len(raw) - len(raw.lstrip()))),
+            places=_places(acc, len(raw) - len(raw.lstrip())),
             seen="\n".join(acc.get("seen", ()))[:SEEN_CHARS],
         )
+
+
+def _places(acc: dict[str, Any], stripped: int) -> tuple[int, ...]:
+    """(sequence, start in the body) of every message the body holds (prompt, answers, notes),
+    flat, in body order; ``stripped``: the whitespace the body lost at its start. Empty when a
+    state written before places were kept cannot tell a text's message."""
+    groups = [(acc["user"], acc.get("user_seqs")), (acc["assistant"], acc.get("answer_seqs"))]
+    if acc.get("notes"):
+        groups.append((acc["notes"], acc.get("note_seqs")))
+    places: list[int] = []
+    start = -stripped
+    for texts, seqs in groups:
+        if seqs is None or len(seqs) != len(texts):
+            return ()
+        for seq, text in zip(seqs, texts):
+            places += (seq, max(0, start))
+            start += len(text) + 1
+        if not texts:
+            start += 1  # (an empty group still leaves its newline in the body)
+    return tuple(places)
 
 
 def _see(acc: dict[str, Any], text: str) -> None:

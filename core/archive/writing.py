@@ -125,7 +125,7 @@ class Writer:
         usage_rows.store(db, file_id, out.usage, replace=row is not None and out.replace)
         rows = [
             (doc_id, file_id, d.turn, d.part, d.first_seq, d.last_seq, d.timestamp, int(d.is_sidechain),
-             d.body[:BODY_CHARS], encode_marks(d.marks, BODY_CHARS), d.seen or None)
+             d.body[:BODY_CHARS], encode_marks(d.marks, BODY_CHARS, d.places), d.seen or None)
             for doc_id, d in zip([] if out.doc_ids is None else out.doc_ids.tolist(), out.docs, strict=True)
         ]  # fmt: skip
         # (all stored: only now does the sync's tally and the writer's map count it)

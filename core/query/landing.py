@@ -18,15 +18,24 @@ matched against the snippet:
   query layer knows it (``meaning_sequence``), else the message overlapping the
   query's words best.
 
+A hit whose snippet the stored passage shows is landed from the passage itself
+(:func:`land_in_body`): the catalog keeps where each message starts in the stored body
+(``places``), so a one-shot search reads no transcript for it. Only a hit whose words were
+in a tool's input or output, or a cache written before places were kept, reads its file.
+
 The same matching serves the app's reader (:func:`source_of`), which has the
 messages in hand and lands on the step the hit list's snippet came from.
 """
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import islice
 from typing import Any
+
+from core.index.document import decode_places
 
 from . import snippets
 
@@ -155,3 +164,62 @@ def land(
     if _probe(snippet) not in _flat(texts[at]):  # (found by meaning, sharing no word: the snippet is this message's)
         snippet = snippets.snippet(texts[at], terms, rarity=rarity)
     return messages[at].sequence, snippet
+
+
+_WORD = re.compile(r"\S+")
+
+
+def _body_span(body: str, probe: str) -> tuple[int, int] | None:
+    """Where ``probe`` (words as the snippet shows them: whitespace made single spaces) lies in
+    ``body``: found in the flattened body (a C-speed find, not a pattern per snippet), and its
+    ends mapped back through the body's word starts."""
+    flat = " ".join(body.split())
+    at = flat.find(probe)
+    if at < 0:
+        return None
+    words = [m.start() for m in _WORD.finditer(body)]
+
+    def to_body(pos: int) -> int:  # a position inside a word of ``flat`` → the same in ``body``
+        word = flat.count(" ", 0, pos)
+        return words[word] + pos - (flat.rfind(" ", 0, pos) + 1)
+
+    return to_body(at), to_body(at + len(probe) - 1) + 1
+
+
+def land_in_body(
+    body: str, marks: str | None, first_seq: int, snippet: str, terms: list[str], rarity: dict[str, float] | None = None,
+    *, meaning_sequence: int | None = None,
+) -> tuple[int, str] | None:
+    """What :func:`land` answers, from the stored passage alone: (the sequence, file-local, of the
+    message its snippet came from, the snippet). None when only the transcript can tell: the
+    cache kept no places, the snippet shows no query word (they were in a tool's input or output),
+    or it was made from another passage of the turn."""
+    places = decode_places(marks)
+    if not places:
+        return None
+    starts = [start for _, start in places]
+    if meaning_sequence is not None:
+        at = next((i for i, (seq, _) in enumerate(places) if seq == meaning_sequence), None)
+        if at is None:
+            return None
+        end = starts[at + 1] if at + 1 < len(starts) else len(body)
+        text = body[starts[at] : end].strip()
+        return meaning_sequence, snippets.snippet(text, terms, rarity=rarity) if text else snippet
+    probe = _probe(snippet) if snippet else ""
+    if not probe or not _terms_held(probe, list(dict.fromkeys(terms))):
+        return None
+    span = _body_span(body, probe)
+    if span is None:
+        return None
+    first = bisect_right(starts, span[0]) - 1
+    last = bisect_right(starts, span[1] - 1) - 1
+    if first < 0:
+        return None
+    if first == last:
+        return places[first][0], snippet
+    # straddling messages: the passage's message :func:`source_of` picks (most of the rarest words
+    # shown), as :func:`land` does (a later part's copied prompt is not one of its messages)
+    ends = [*starts[1:], len(body)]
+    own = [i for i, (seq, _) in enumerate(places) if seq >= first_seq]
+    at = source_of([body[starts[i] : ends[i]] for i in own], snippet, terms, rarity)
+    return None if at is None else (places[own[at]][0], snippet)

@@ -416,6 +416,9 @@ def _landed(
     if entry is None:
         return hit
     base = entry.seq_base
+    stored = landing.land_in_body(doc["body"] or "", doc["marks"], doc["first_seq"], hit.snippet, terms, rarity, meaning_sequence=meaning)
+    if stored is not None:  # the stored passage showed where (no transcript read)
+        return replace(hit, sequence=base + stored[0], snippet=stored[1])
     read = messages(entry, base + doc["first_seq"], base + doc["last_seq"])
     if not read:
         return hit

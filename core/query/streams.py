@@ -51,9 +51,15 @@ def merge_by_time(files: Sequence[Iterable[Message]]) -> Iterator[tuple[float, M
     Each file is ordered whole (its records may be written out of time order); the
     files are then merged lazily.
     """
-    keyed = [((t, index, pos, m) for pos, (t, m) in enumerate(_timed(f))) for index, f in enumerate(files)]
+    keyed = [_keyed(index, f) for index, f in enumerate(files)]
     for t, _, _, message in heapq.merge(*keyed):
         yield t, message
+
+
+def _keyed(index: int, stream: Iterable[Message]) -> Iterator[tuple[float, int, int, Message]]:
+    # (a function, not an inline generator: that read ``index`` late, when every file's was the
+    # last one, so two files' messages of equal time and position compared the messages: a TypeError)
+    return ((t, index, pos, m) for pos, (t, m) in enumerate(_timed(stream)))
 
 
 def chronological(messages: list[Message]) -> list[Message]:
