@@ -75,9 +75,9 @@ def _strip_places(cache_root: Path) -> None:
             db.execute("UPDATE docs SET marks = substr(marks, 1, instr(marks, '|') - 1) WHERE instr(marks, '|') > 0")
 
 
-def _landed(home: Path, cache: Path, queries: list[str]) -> list[tuple]:
+def _landed(home: Path, cache: Path, queries: list[str], limit: int = 20) -> list[tuple]:
     with Archive.open(Config.from_env({"HOME": str(home), "XDG_CACHE_HOME": str(cache)})) as arch:
-        return [(q, h.session_id, h.turn_number, h.sequence, h.snippet) for q in queries for h in arch.search(q, limit=20)]
+        return [(q, h.session_id, h.turn_number, h.sequence, h.snippet) for q in queries for h in arch.search(q, limit=limit)]
 
 
 def _same_landing(home: Path, cache: Path, queries: list[str]) -> None:
@@ -123,13 +123,13 @@ def test_stored_landing_is_at_least_as_good_as_reading_the_real_transcripts(tmp_
     from bench.eval.make_home import build_home
 
     home, cache = build_home(tmp_path / "home"), tmp_path / "cache"
-    queries = [q["q"] for q in json.loads((SHARED / "eval" / "dev-queries.json").read_text())["queries"]]
-    stored = _landed(home, cache, queries)
+    queries = [q["q"] for q in json.loads((SHARED / "eval" / "dev-queries.json").read_text())["queries"]][::2]
+    stored = _landed(home, cache, queries, limit=10)
     stored_grade = _grade(home, cache, stored)
     _strip_places(cache)
-    read_back = _landed(home, cache, queries)
+    read_back = _landed(home, cache, queries, limit=10)
     read_grade = _grade(home, cache, read_back)
-    assert len(stored) == len(read_back) > 1000
+    assert len(stored) == len(read_back) > 500
     assert [h[:3] for h in stored] == [h[:3] for h in read_back]  # the same hits, in the same order
     assert stored_grade[0] >= read_grade[0] and stored_grade[1] <= read_grade[1], (stored_grade, read_grade)
     assert sum(a != b for a, b in zip(stored, read_back, strict=True)) < len(stored) // 10
