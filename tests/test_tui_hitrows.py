@@ -91,3 +91,51 @@ async def test_an_emoji_snippet_keeps_its_row_at_two_lines(tmp_path):
         rows = [row[region.x : region.right] for row in screen_text(app)[region.y : region.bottom]]
         heads = [n for n, row in enumerate(rows) if row[:1].strip()]  # a hit's first line starts at the edge
         assert len(heads) == 2 and heads[1] - heads[0] == 2  # two lines a hit, the emoji row too
+
+
+def test_a_laid_out_row_is_drawn_as_it_is_never_wrapped():
+    """A compact row is laid out to the list's width when it is made: the list asks its
+    height and draws it without wrapping it again (at every keystroke, for every hit)."""
+    from textual.style import Style
+    from textual.visual import RenderOptions
+
+    from tui.widgets.hit_rows import Rows
+
+    row = Rows("quiet-sorting-falcon#1:0 · billing-api · claude  4d ago\n  the snippet line")
+    assert row.get_height({}, 20) == 2  # as plain Content, wrapped at 20 cells: 5 lines
+    assert Content(row.plain).get_height({}, 20) > 2
+    strips = row.render_strips(20, None, Style(), RenderOptions(Style.parse, {}))
+    assert [strip.cell_length for strip in strips] == [20, 18]
+    assert strips[0].text.endswith("…")
+
+
+async def test_compact_rows_are_rows_and_roomy_ones_wrap(demo_home):
+    from tui.widgets.hit_rows import Rows
+
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_query(pilot, "flaky invoice test")
+        hit_list = app.main.query_one(HitList)
+        assert all(isinstance(hit_list.get_option_at_index(i).prompt, Rows) for i in range(hit_list.option_count))
+        assert set(hit_list._heights.values()) == {2}
+        app.main.search_pane.toggle_compact()  # v: the roomy layout's snippet wraps onto its second line
+        await settle(pilot)
+        assert not isinstance(hit_list.get_option_at_index(0).prompt, Rows)
+        assert min(hit_list._heights.values()) >= 3
+
+
+def test_a_snippet_window_counts_cells_whether_or_not_each_character_is_one():
+    """Latin text (one cell a character: counted by length) and text with wide characters
+    (counted cell by cell) get the same window around the word, within the width."""
+    from rich.cells import cell_len
+
+    from tui.formatting import around_match
+
+    filler = "café — naïve résumé " * 8
+    for text in (f"{filler}the canary rollout is green {filler}", f"{filler}the canary rollout 🚀 is green {filler}"):
+        for width in (20, 33, 44):
+            window = around_match(text, ["canari"], width)
+            assert cell_len(window) <= width and "canary" in window, (width, window)
+            assert window.startswith("…") and window.endswith("…")

@@ -152,7 +152,9 @@ def around_match(text: str, terms: Iterable[str], width: int) -> str:
     the row onto another line.
     """
     flat = " ".join(visible(text).split())
-    if cell_len(flat) <= width:
+    simple = _one_cell_each(flat)
+    cells = len if simple else cell_len
+    if cells(flat) <= width:
         return flat
     terms = list(terms)
     words = _word_positions(flat, terms)
@@ -161,16 +163,16 @@ def around_match(text: str, terms: Iterable[str], width: int) -> str:
         lead = width // 4
         best: tuple[int, int] | None = None  # (distinct words shown, -start): the text's start on ties
         for at in [0] + [at for at, _end, _term in words[:MAX_ANCHORS]]:
-            begin = 0 if cell_len(flat[:at]) <= width // 3 else _back_to_space(flat, _cells_back(flat, at, lead), lead)
-            stop = _cells_forward(flat, begin, width - 2)
+            begin = 0 if cells(flat[:at]) <= width // 3 else _back_to_space(flat, _cells_back(flat, at, lead, simple), lead)
+            stop = _cells_forward(flat, begin, width - 2, simple)
             shown = len({t for w_at, w_end, t in words if begin <= w_at and w_end <= stop})
             if best is None or (shown, -begin) > best:
                 best = (shown, -begin)
         start = -best[1] if best else 0
     prefix = "…" if start else ""
     piece = flat[start:]
-    if cell_len(prefix + piece) > width:
-        piece = piece[: _cells_forward(piece, 0, width - len(prefix) - 1)] + "…"
+    if cells(prefix + piece) > width:
+        piece = piece[: _cells_forward(piece, 0, width - len(prefix) - 1, simple)] + "…"
     return prefix + piece
 
 
@@ -196,16 +198,27 @@ def _stems(term: str) -> tuple[str, ...]:
     return (term, term[:-1]) if len(term) > 3 else (term,)
 
 
-def _cells_back(text: str, index: int, cells: int) -> int:
-    """The index ``cells`` terminal cells before ``index`` (or 0)."""
+def _one_cell_each(text: str) -> bool:
+    """Every character of ``text`` takes one terminal cell: then a piece's cells are its
+    length, counted without looking at each character (the hit list lays out every
+    hit's snippet at every keystroke; most are Latin text)."""
+    return all(get_character_cell_size(c) == 1 for c in set(text))
+
+
+def _cells_back(text: str, index: int, cells: int, simple: bool = False) -> int:
+    """The index ``cells`` terminal cells before ``index`` (or 0); ``simple``: one cell a character."""
+    if simple:
+        return max(index - max(cells, 0), 0)
     while index > 0 and cells > 0:
         index -= 1
         cells -= get_character_cell_size(text[index])
     return index
 
 
-def _cells_forward(text: str, index: int, cells: int) -> int:
+def _cells_forward(text: str, index: int, cells: int, simple: bool = False) -> int:
     """The furthest index from ``index`` whose characters fit in ``cells`` terminal cells."""
+    if simple:
+        return max(min(len(text), index + max(cells, 0)), index)
     while index < len(text) and cells - get_character_cell_size(text[index]) >= 0:
         cells -= get_character_cell_size(text[index])
         index += 1

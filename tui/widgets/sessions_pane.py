@@ -401,9 +401,12 @@ class SessionsPane(Vertical):
 
     def on_resize(self) -> None:
         # Rows are laid out for a width; a height change (the search pane above
-        # growing while someone types) needs no re-render of hundreds of rows.
+        # growing while someone types) needs no re-render of hundreds of rows, nor does
+        # folding while a query's hits have the column (the list is hidden, width 0):
+        # unfolded at the same width, the rows laid out before are still right.
         rows = self.session_list
-        if rows.rows and rows.scrollable_content_region.width != rows.rendered_width:
+        width = rows.scrollable_content_region.width
+        if rows.rows and width and width != rows.rendered_width:
             rows._refresh_marks()
 
     @on(OptionList.OptionSelected, "#sessions")
