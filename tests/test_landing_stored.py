@@ -153,3 +153,53 @@ def test_a_snippets_words_map_back_to_where_the_body_holds_them(pieces, data) ->
         return
     a, b = _body_span(body, probe)
     assert " ".join(body[a:b].split()) == probe
+
+
+def test_each_place_starts_its_messages_text_in_the_body() -> None:
+    """Places point at the first character of each message's text in the stored body: the
+    prompt, the answers between tool calls and a note, and the copied prompt of a turn's later
+    part (a long answer fills a part)."""
+    from core.archive.turns import PART_ANSWER_CHARS, DocBuilder
+    from core.model import Entry
+
+    texts = {
+        0: "  Find why the importer drops rows",  # leading spaces: the body is stripped
+        1: "Looking at the importer first.",
+        3: "The CSV reader skips quoted newlines.",
+        4: "Hook output: lint passed",
+        5: "x" * PART_ANSWER_CHARS,  # fills the part
+        6: "The fix is in: quoted newlines are kept.",
+    }
+    entries = [
+        Entry(role="user", type="text", text=texts[0], starts_turn=True),
+        Entry(role="assistant", type="text", text=texts[1]),
+        Entry(role="assistant", type="tool_use", text="", tool_name="Read", tool_input={"file_path": "a.py"}),
+        Entry(role="assistant", type="text", text=texts[3]),
+        Entry(role="system", type="text", text=texts[4], notice=True),
+        Entry(role="assistant", type="text", text=texts[5]),
+        Entry(role="assistant", type="text", text=texts[6]),
+    ]
+    docs = DocBuilder(main_file=True).feed(entries)
+    assert len(docs) == 2  # the long answer closed the first part
+    for doc in docs:
+        places = list(zip(doc.places[0::2], doc.places[1::2]))
+        assert places and places[0] == (0, 0)  # the prompt, in the later part too
+        for seq, start in places:
+            assert doc.body[start:].startswith(texts[seq].strip()[:40]), (seq, start, doc.body[start : start + 40])
+    assert [seq for seq, _ in zip(docs[0].places[0::2], docs[0].places[1::2])] == [0, 1, 3, 5, 4]  # body order: prompt, answers, notes
+
+
+def test_places_when_a_turn_has_no_prompt_or_no_answer() -> None:
+    """An empty prompt or answer still leaves its newline in the body: the places after it count it."""
+    from core.archive.turns import DocBuilder
+    from core.model import Entry
+
+    no_prompt = [Entry(role="assistant", type="text", text="Resumed: the cache was rebuilt."),
+                 Entry(role="system", type="text", text="Hook output: ok", notice=True)]
+    no_answer = [Entry(role="user", type="text", text="Run the linter", starts_turn=True),
+                 Entry(role="assistant", type="tool_use", text="", tool_name="Bash", tool_input={"command": "ruff"}),
+                 Entry(role="system", type="text", text="Hook output: lint passed", notice=True)]
+    for entries in (no_prompt, no_answer):
+        (doc,) = DocBuilder(main_file=True).feed(entries)
+        for seq, start in zip(doc.places[0::2], doc.places[1::2]):
+            assert doc.body[start:].startswith(entries[seq].text), (seq, start, doc.body)
