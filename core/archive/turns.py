@@ -283,12 +283,20 @@ def _places(acc: dict[str, Any], stripped: int) -> tuple[int, ...]:
     for texts, seqs in groups:
         if seqs is None or len(seqs) != len(texts):
             return ()
-        for seq, text in zip(seqs, texts):
-            places += (seq, max(0, start))
-            start += len(text) + 1
-        if not texts:
-            start += 1  # (an empty group still leaves its newline in the body)
+        starts, start = _starts(texts, start)
+        for seq, at in zip(seqs, starts):
+            places += (seq, max(0, at))
     return tuple(places)
+
+
+def _starts(texts: list[str], start: int) -> tuple[list[int], int]:
+    """Where each of ``texts`` begins when the body joins them by newlines from ``start``, and
+    where the next group begins (an empty group still leaves its newline)."""
+    starts = []
+    for text in texts:
+        starts.append(start)
+        start += len(text) + 1
+    return starts, start if texts else start + 1
 
 
 def _see(acc: dict[str, Any], text: str) -> None:
@@ -305,14 +313,12 @@ def _answer_marks(acc: dict[str, Any], base: int) -> tuple[int, ...]:
     seqs = acc.get("answer_seqs") or []
     if len(seqs) != len(acc["assistant"]):  # a state written before marks were kept
         return ()
+    starts, notes_start = _starts(acc["assistant"], base)
     marks: list[int] = []
-    start = base
-    for seq, text in zip(seqs, acc["assistant"]):
+    for seq, start in zip(seqs, starts):
         marks += (seq, max(0, start))
-        start += len(text) + 1
     if acc.get("notes") and acc.get("note_seqs"):
-        start = base + sum(len(text) + 1 for text in acc["assistant"]) if acc["assistant"] else base + 1
-        marks += (acc["note_seqs"][0], max(0, start))
+        marks += (acc["note_seqs"][0], max(0, notes_start))
     return tuple(marks)
 
 
