@@ -10,12 +10,13 @@ stays here is checking arguments, the cache's state, and the glue.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec.structs
 
 from core.archive import opening, usage_records
 from core.archive.indexer import Indexer
@@ -444,5 +445,5 @@ class Archive:
     def stats(self) -> IndexStats:
         """What is indexed, within this process's scope (index size and segments: the shared cache's)."""
         stats = index_stats(self.library, self.catalog, self._snapshot, self.scope, self.cache)
-        return dataclasses.replace(stats, semantic=self.semantic.summary())
+        return msgspec.structs.replace(stats, semantic=self.semantic.summary())
 

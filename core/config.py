@@ -9,18 +9,19 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import msgspec
+from msgspec.structs import replace
 
 AGENTS = ("claude", "codex", "gemini", "ash")
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+class Config(msgspec.Struct, frozen=True):
     """Where the transcripts and the cache are, and which agents and projects to look at."""
 
     home: Path
-    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)  # (left out of repr: a user's whole environment)
     root: Path | None = None  # --root: the Claude projects dir (or any agent's root)
     pattern: str = "*"  # --pattern: which projects this process answers for (core/archive/scope.py)
     cache_dir: Path | None = None
@@ -47,6 +48,10 @@ class Config:
             cache_dir=Path(cache_dir) if cache_dir else None,
             user=env.get("USER") or env.get("LOGNAME") or home.name or None,
         )
+
+    def __repr__(self) -> str:  # every field but ``env``: a user's whole environment has no place in a log line
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__struct_fields__ if name != "env")
+        return f"Config({shown})"
 
     def with_(self, **changes) -> Config:
         return replace(self, **changes)

@@ -8,7 +8,6 @@ query API, front ends) only ever sees these types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -129,8 +128,7 @@ class Message(msgspec.Struct, frozen=True, gc=False):
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(msgspec.Struct, frozen=True):
     """A user–assistant exchange: the prompt, the answer text and the tools used."""
 
     session_id: str
@@ -146,8 +144,7 @@ class Turn:
     notes: tuple[str, ...] = ()  # what the agent showed besides (system messages: hook output, summaries, …)
 
 
-@dataclass(frozen=True, slots=True)
-class FileMeta:
+class FileMeta(msgspec.Struct, frozen=True):
     """What an adapter learned about a session from one file's records."""
 
     session_id: str | None = None
@@ -162,8 +159,7 @@ class FileMeta:
     aliases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
+class SessionInfo(msgspec.Struct, frozen=True):
     """A session as the catalog lists it (SPEC §2 Session, §5 list_sessions)."""
 
     session_id: str
@@ -215,8 +211,7 @@ class SessionInfo:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class SearchHit:
+class SearchHit(msgspec.Struct, frozen=True):
     """One ranked turn (SPEC §5 search_history)."""
 
     session_id: str
@@ -232,7 +227,7 @@ class SearchHit:
     ref: str
     user: str | None = None
     is_sidechain: bool = False
-    match_terms: tuple[str, ...] = field(default=())
+    match_terms: tuple[str, ...] = ()
     more_in_session: int | None = None  # with group="session": other matching turns of the session
     exact_phrase: bool | None = None  # a query with a quoted phrase: the turn shows it (False: only its words)
     by_meaning: bool = False  # found by hybrid recall's vectors alone (none of the query's words ranked it)

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 from .errors import BadInput
 
@@ -24,8 +25,7 @@ MAX_REFERENCE = 1000
 _TURN = re.compile(r"^[0-9]+$")
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(msgspec.Struct, frozen=True):
     """A parsed reference: a name (slug, id or prefix), an optional session range and turn."""
 
     name: str  # a slug, a session id, or an id prefix

@@ -6,8 +6,9 @@ Each has ``to_dict()`` giving exactly the JSON shape of the matching MCP tool
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .budget import RESULT_BUDGET, take_within
 from .model import Message, SessionInfo, Turn, public_role
@@ -37,8 +38,7 @@ def _bounded(text: str, chars: int) -> str:
     return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
-@dataclass(frozen=True, slots=True)
-class Conversation:
+class Conversation(msgspec.Struct, frozen=True):
     """``get_conversation``: the selected sessions' metadata and their turns."""
 
     sessions: tuple[SessionInfo, ...]
@@ -69,8 +69,7 @@ class Conversation:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class MessageContext:
+class MessageContext(msgspec.Struct, frozen=True):
     """``get_message_context``: a message with its neighbours."""
 
     previous: tuple[Message, ...]
@@ -148,8 +147,7 @@ def session_list_dict(
     return {"sessions": rows[:n], "next_offset": offset + n, "cut": cut}
 
 
-@dataclass(frozen=True, slots=True)
-class MessagesPage:
+class MessagesPage(msgspec.Struct, frozen=True):
     """``get_session_messages``: the stream of a session, chain or range, one page of it.
 
     ``messages`` may hold boundary markers (type ``session_boundary``) before each
@@ -177,8 +175,7 @@ class MessagesPage:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Resolved:
+class Resolved(msgspec.Struct, frozen=True):
     """A reference resolved to sessions (and maybe a turn) — SPEC §4."""
 
     ref: str
@@ -188,8 +185,7 @@ class Resolved:
     single: bool = False  # the reference named one session by id
 
 
-@dataclass(frozen=True, slots=True)
-class IndexStats:
+class IndexStats(msgspec.Struct, frozen=True):
     """What ``index --stats`` reports: counts, sizes and each file's skipped lines."""
 
     files: int
@@ -203,8 +199,8 @@ class IndexStats:
     files_with_skips: tuple[tuple[str, int], ...]
     errors: tuple[tuple[str, str], ...]
     agents: dict[str, int]
-    skip_reasons: dict[str, dict[str, int]] = field(default_factory=dict)  # path -> reason -> lines
-    semantic: dict[str, Any] = field(default_factory=dict)  # hybrid recall: on, reason, model, embedded, passages, vector_bytes
+    skip_reasons: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)  # path -> reason -> lines
+    semantic: dict[str, Any] = msgspec.field(default_factory=dict)  # hybrid recall: on, reason, model, embedded, passages, vector_bytes
 
     def reasons_text(self, path: str) -> str:
         """``3 skipped: 2 invalid JSON, 1 wrong shape`` for one file."""
@@ -233,8 +229,7 @@ class IndexStats:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
+class Progress(msgspec.Struct, frozen=True):
     """Indexing progress, for a progress bar (CLI) or indicator (app)."""
 
     done_files: int
@@ -244,8 +239,7 @@ class Progress:
     phase: str = "indexing"
 
 
-@dataclass(frozen=True, slots=True)
-class UpdateResult:
+class UpdateResult(msgspec.Struct, frozen=True):
     """What one sync with the disk changed."""
 
     changed_sessions: tuple[str, ...] = ()

@@ -14,10 +14,10 @@ import re
 import resource
 import signal
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from core.errors import BadInput, NotFound
 from core.model import SessionInfo

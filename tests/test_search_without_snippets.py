@@ -3,7 +3,7 @@ building their snippets (what the app's reader asks for to mark the turns hit)."
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 
 def test_hits_without_snippets_are_the_same_hits_with_empty_snippets(demo):

@@ -6,10 +6,11 @@ archive and plain values and return a message; they never touch a widget.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from typing import Any
+
+import msgspec.structs
 
 from core.words import visible
 
@@ -246,7 +247,7 @@ def stats(archive: Any) -> StatsUpdated:
 def meaning_progress(archive: Any, stats: Any) -> StatsUpdated:
     """The status line's stats with only the embedding's count made anew (cheap, unlike a whole
     ``stats()``: it runs every few seconds while passages wait for vectors)."""
-    return StatsUpdated(stats=dataclasses.replace(stats, semantic=archive.semantic.summary()))
+    return StatsUpdated(stats=msgspec.structs.replace(stats, semantic=archive.semantic.summary()))
 
 
 def embed(archive: Any) -> None:

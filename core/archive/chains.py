@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Protocol
+
+from msgspec.structs import replace
 
 from core.model import SessionInfo
 from core.refs import MIN_PREFIX, format_reference

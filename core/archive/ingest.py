@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from core.index import vocab
 from core.index.document import TurnDoc

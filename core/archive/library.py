@@ -16,8 +16,9 @@ import bisect
 import json
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple
+
+import msgspec
 
 from core.model import SessionInfo
 from core.refs import MIN_PREFIX
@@ -40,8 +41,7 @@ class ListingRow(NamedTuple):
     tags: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class FileEntry:
+class FileEntry(msgspec.Struct, frozen=True):
     """One file of a session, with where its turns and messages start in the session's numbering."""
 
     file_id: int

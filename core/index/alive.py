@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 import numpy as np
 
 from .bm25 import Snapshot
 
 
-@dataclass(frozen=True)
-class AlivePassages:
+class AlivePassages(msgspec.Struct, frozen=True):
     """Per alive passage (sorted by doc id): its file and time (epoch seconds)."""
 
     doc_ids: np.ndarray

@@ -16,8 +16,8 @@ inputs and outputs), summed with the tools field down-weighted.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+import msgspec
 import numpy as np
 
 from .segment import TOOL_FIELD, Segment
@@ -74,8 +74,7 @@ def _not_in(values: np.ndarray, sorted_set: np.ndarray) -> np.ndarray:
     return sorted_set[at] != values
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(msgspec.Struct, frozen=True):
     """One ranked document of a snapshot search."""
 
     doc_id: int
@@ -88,8 +87,7 @@ class Hit:
     phrase_shown: bool | None = None  # a query with a phrase: its stored text shows it (core.query.execute)
 
 
-@dataclass(frozen=True, slots=True)
-class Snapshot:
+class Snapshot(msgspec.Struct, frozen=True):
     """An immutable view: segments plus which of their documents are alive."""
 
     segments: tuple[Segment, ...]
@@ -389,8 +387,7 @@ class Snapshot:
         return files
 
 
-@dataclass(slots=True)
-class _ClauseScores:
+class _ClauseScores(msgspec.Struct):
     """Per segment (None: no document of it matched): what :meth:`Snapshot._score_clauses` adds up."""
 
     totals: list[np.ndarray | None]  # BM25 sum
@@ -400,8 +397,7 @@ class _ClauseScores:
     weight_total: float  # IDF of every clause
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidates:
+class _Candidates(msgspec.Struct, frozen=True):
     """The matching documents of all segments, flat: segment, position in it, and their numbers."""
 
     seg_idx: np.ndarray

@@ -6,11 +6,10 @@ the index counts their terms (:mod:`core.index.postings`) without knowing what a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class TurnDoc:
+class TurnDoc(msgspec.Struct, frozen=True):
     """What the index stores for one turn of one file."""
 
     turn: int  # local to the file

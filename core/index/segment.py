@@ -21,9 +21,9 @@ import re
 import shutil
 import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 TOOL_FIELD = np.int64(1) << 48  # added to a term id (< 2**48) for the tools field
@@ -32,8 +32,7 @@ ARRAYS = ("terms", "offsets", "postings", "tfs", "doc_ids", "file_ids", "ts", "l
 _EMPTY_VOCAB = np.zeros(0, dtype=np.uint8)
 
 
-@dataclass(frozen=True, slots=True)
-class Segment:
+class Segment(msgspec.Struct, frozen=True):
     """One immutable segment's arrays (see the module docstring)."""
 
     name: str
@@ -46,7 +45,7 @@ class Segment:
     ts: np.ndarray
     len_main: np.ndarray
     len_tool: np.ndarray
-    vocab: np.ndarray = field(default_factory=lambda: _EMPTY_VOCAB)  # the words of its documents, for prefixes (core.index.vocab)
+    vocab: np.ndarray = msgspec.field(default_factory=lambda: _EMPTY_VOCAB)  # the words of its documents, for prefixes (core.index.vocab)
 
     @property
     def n_docs(self) -> int:

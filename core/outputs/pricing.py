@@ -14,14 +14,14 @@ page (ai.google.dev/gemini-api/docs/pricing).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
+
+import msgspec
 
 PRICES_AS_OF = "2026-03-21"
 
 
-@dataclass(frozen=True, slots=True)
-class Price:
+class Price(msgspec.Struct, frozen=True):
     """US dollars per million tokens."""
 
     input: float

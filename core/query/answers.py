@@ -11,10 +11,10 @@ sessions. They read nothing themselves.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import msgspec
+from msgspec.structs import replace
 
 from core.budget import RESULT_BUDGET, clip_to_fit, take_within
 from core.errors import BadInput, NotFound

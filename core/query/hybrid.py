@@ -17,10 +17,11 @@ something the archive never discussed does not get invented hits.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from core.errors import BadInput
 from core.index.alive import alive_passages
@@ -79,8 +80,7 @@ def uses_meaning(query: str, mode: str, sort: str) -> bool:
     return mode == "hybrid" or not is_code_like(query)
 
 
-@dataclass(frozen=True)
-class Similar:
+class Similar(msgspec.Struct, frozen=True):
     """The cosine of every embedded alive passage a search's filters allow (arrays sorted by doc id):
     each passage's best slot's (:mod:`core.semantic.passages`)."""
 

@@ -13,8 +13,9 @@ whatever it overrides — its library, its reader — is what they read.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Protocol
+
+from msgspec.structs import replace
 
 from core.archive.library import Library
 from core.errors import BadInput, NotFound

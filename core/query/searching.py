@@ -17,10 +17,10 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+from msgspec.structs import replace
 
 from core.archive.catalog import Catalog
 from core.archive.library import FileEntry, Library

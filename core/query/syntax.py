@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from core.index.tokenize import Tokenizer, default_tokenizer
 from core.model import SearchHit
@@ -56,8 +57,7 @@ _RECENCY = re.compile(
 _RECENCY_KEPT = re.compile(r"\b(?:latest|newest)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class Clause:
+class Clause(msgspec.Struct, frozen=True):
     """One query term: a turn matches it when it holds ``term`` or, for a prefix, a word starting ``prefix``."""
 
     term: str
@@ -65,15 +65,14 @@ class Clause:
     required: bool = False  # from a phrase
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(msgspec.Struct, frozen=True):
     """A parsed query: its clauses, excluded terms, phrases and whether it asks for the latest."""
 
     clauses: tuple[Clause, ...] = ()
     excluded: tuple[str, ...] = ()  # index terms no listed turn may hold
     phrases: tuple[str, ...] = ()  # as typed, for the adjacency check
     recency: bool = False  # the query asked for the most recent
-    terms: tuple[str, ...] = field(default=())  # every positive term, for snippets
+    terms: tuple[str, ...] = msgspec.field(default=())  # every positive term, for snippets
 
     def __bool__(self) -> bool:
         return bool(self.clauses)

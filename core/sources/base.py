@@ -9,9 +9,10 @@ the indexer calls :meth:`Source.discover` / :meth:`Source.read` and keeps whatev
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
+
+import msgspec
 
 from core.config import Config
 from core.model import Entry, FileMeta, Usage
@@ -24,8 +25,7 @@ SUBAGENT = "subagent"  # sidechain transcript attached to a parent session
 AUX = "aux"  # extra file that belongs to a session (e.g. Ash history.jsonl)
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+class SourceFile(msgspec.Struct, frozen=True):
     """A transcript file found on disk, with what its path alone tells."""
 
     path: Path
@@ -42,11 +42,10 @@ class SourceFile:
         for name in ("project_key", "session_id", "parent_session_id", "order_key"):
             value = getattr(self, name)
             if value and not is_text(value):
-                object.__setattr__(self, name, display_text(value))
+                msgspec.structs.force_setattr(self, name, display_text(value))
 
 
-@dataclass(slots=True)
-class ReadResult:
+class ReadResult(msgspec.Struct):
     """What one read of a file produced.
 
     ``offset`` is the byte position after the last complete record consumed; the
@@ -70,13 +69,13 @@ class ReadResult:
     offset: int
     skipped: int = 0
     replace: bool = True
-    state: dict[str, Any] = field(default_factory=dict)
-    summaries: list[tuple[str, str]] = field(default_factory=list)
-    uuids: list[str] = field(default_factory=list)
-    record_keys: list[str] = field(default_factory=list)
+    state: dict[str, Any] = msgspec.field(default_factory=dict)
+    summaries: list[tuple[str, str]] = msgspec.field(default_factory=list)
+    uuids: list[str] = msgspec.field(default_factory=list)
+    record_keys: list[str] = msgspec.field(default_factory=list)
     error: str | None = None
-    reasons: dict[str, int] = field(default_factory=dict)
-    usage: list[Usage] = field(default_factory=list)
+    reasons: dict[str, int] = msgspec.field(default_factory=dict)
+    usage: list[Usage] = msgspec.field(default_factory=list)
 
 
 class Source(Protocol):

@@ -26,8 +26,9 @@ import os
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from .fspath import is_text, path_from_db, path_to_db
 
@@ -37,13 +38,12 @@ UNSETTLED_NS = 2_000_000_000  # a dir changed this recently may change again wit
 UNTRUSTED = -1
 
 
-@dataclass(slots=True)
-class DirScan:
+class DirScan(msgspec.Struct):
     """One pass over the directory tree, reusing listings whose mtime did not move."""
 
-    dirs: dict[str, int] = field(default_factory=dict)  # every dir seen → mtime to record
-    listed: dict[str, set[str]] = field(default_factory=dict)  # re-listed dir → its file names
-    vanished: list[str] = field(default_factory=list)  # recorded dirs that are gone
+    dirs: dict[str, int] = msgspec.field(default_factory=dict)  # every dir seen → mtime to record
+    listed: dict[str, set[str]] = msgspec.field(default_factory=dict)  # re-listed dir → its file names
+    vanished: list[str] = msgspec.field(default_factory=list)  # recorded dirs that are gone
 
     @property
     def changed(self) -> bool:

@@ -10,7 +10,8 @@ as short as on the member's own machine otherwise.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from core.archive.library import Library
 from core.errors import BadInput

@@ -21,13 +21,14 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
+from msgspec.structs import replace
 
 from core.archive.ingest import BODY_CHARS, Job, JobOutput, run_job
 from core.archive.library import FileEntry

@@ -12,8 +12,9 @@ job; the store mixes it in, and the routing it uses is the store's.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+from msgspec.structs import replace
 
 from core.archive import usage_records
 from core.model import Message, SessionInfo, Turn

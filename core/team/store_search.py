@@ -12,10 +12,10 @@ and the routing it uses (``_current``, ``_views``, ``_route``, ``_qualified``) i
 from __future__ import annotations
 
 import heapq
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from msgspec.structs import replace
 
 from core.errors import BadInput
 from core.index.bm25 import Hit
