@@ -107,10 +107,13 @@ def test_a_code_like_search_loads_no_embedding_runtime(tmp_path, query, embeds):
 # What a one-shot search never needs (issue 35): the front ends' stacks, the team store, the
 # embedding runtime and the vector code (a code-like query uses no meaning, even with the model
 # on), the cold index's worker processes and merge policy, relinking, the usage sums, resume rules,
-# and the thread pool and logging modules only long-lived processes use.
+# and the thread pool and logging modules only long-lived processes use. And dataclasses: a
+# frozen slotted dataclass compiles six methods when its module loads (~5 M instructions each;
+# the 28 a search used to create were ~18% of it), so the value types on this path are msgspec
+# Structs, built in C.
 ONE_SHOT_NEVER = (
     "textual", "mcp", "starlette", "uvicorn", "pydantic", "httpx", "psycopg", "watchdog", "onnxruntime", "tokenizers",
-    "concurrent.futures", "logging", "multiprocessing",
+    "concurrent.futures", "logging", "multiprocessing", "dataclasses",
     "core.team.store", "core.front.mcp", "core.front.http_api", "core.front.serve", "core.outputs.export",
     "core.semantic.embedder", "core.semantic.vectors", "core.semantic.passages", "core.semantic.query_vectors",
     "core.index.merge_policy", "core.archive.links", "core.archive.sessions", "core.archive.watch",
