@@ -9,7 +9,11 @@ sees them (bench/MUTATION.md).
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from core.index.tokenize import default_tokenizer
 from core.model import SearchHit
@@ -85,6 +89,18 @@ def test_none_parses_to_an_empty_query():
 def test_recency_words_turn_on_the_prior_and_leave_the_terms(text, recency, terms):
     q = parse(text)
     assert (q.recency, q.terms) == (recency, terms)
+
+
+_WORDS = ("most", "recent", "recently", "latest", "newest", "last", "time", "session", "conversations", "the", "we", "i", "deploy", "laſt", "ﬁx")
+
+
+@given(st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(("lower", "upper", "title"))), max_size=6), st.text(max_size=8))
+def test_recency_is_what_its_patterns_find_in_any_case(words, noise):
+    """The patterns run only on a query holding a recency hint: no casing or folding of a hint
+    may hide a query the patterns would have found."""
+    text = " ".join(getattr(word, case)() for word, case in words) + " " + noise
+    expected = bool(re.search(syntax._RECENCY, text, re.IGNORECASE) or re.search(syntax._RECENCY_KEPT, text, re.IGNORECASE))
+    assert parse(text).recency == expected
 
 
 def test_the_word_being_typed_is_a_prefix_of_three_characters_or_more():

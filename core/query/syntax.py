@@ -47,14 +47,16 @@ _FLAG = re.compile(r"--\S+|-[^\s-]{1,2}")
 # An exclusion: a dash and a plain word (a letter, then 2+ letters or ``_``; no digits).
 _EXCLUSION = re.compile(r"-[^\W\d_][^\W\d]{2,}")
 # Words asking for the newest of similar turns; they are dropped from the terms.
-_RECENCY = re.compile(
+_RECENCY = (
     r"\b(?:(?:the\s+)?most\s+recent(?:ly)?(?:\s+(?:session|conversation)s?)?|recently"
     r"|(?:the\s+)?(?:latest|newest|last)\s+(?:session|conversation)s?"
-    r"|(?:the\s+)?last\s+time\s+(?=i\b|we\b))",
-    re.IGNORECASE,
+    r"|(?:the\s+)?last\s+time\s+(?=i\b|we\b))"
 )
 # Words that also ask for it but stay terms ("latest version", "newest tokenizer page").
-_RECENCY_KEPT = re.compile(r"\b(?:latest|newest)\b", re.IGNORECASE)
+_RECENCY_KEPT = r"\b(?:latest|newest)\b"
+# Every match of either holds one of these. A query without them skips both patterns, which
+# are compiled only when one does: case-folding _RECENCY costs ~2.5 ms, over 1% of a one-shot search.
+_RECENCY_HINTS = ("recent", "latest", "newest", "last")
 
 
 class Clause(msgspec.Struct, frozen=True):
@@ -82,9 +84,12 @@ def parse(query: str, *, typing: bool = False, tokenizer: Tokenizer | None = Non
     """The :class:`Query` of ``query``; ``typing``: its last word is still being typed (a prefix)."""
     tok = tokenizer or default_tokenizer()
     text = query or ""
-    recency = bool(_RECENCY.search(text) or _RECENCY_KEPT.search(text))
+    folded = text.casefold()
+    recency = any(hint in folded for hint in _RECENCY_HINTS) and bool(
+        re.search(_RECENCY, text, re.IGNORECASE) or re.search(_RECENCY_KEPT, text, re.IGNORECASE)
+    )
     if recency:
-        text = _RECENCY.sub(" ", text)
+        text = re.sub(_RECENCY, " ", text, flags=re.IGNORECASE)
     clauses: dict[str, Clause] = {}
     excluded: list[str] = []
     phrases: list[str] = []
