@@ -122,6 +122,34 @@ def test_every_word_after_search_is_the_query_quoted_or_not(home):
         assert proc.returncode == 1 and proc.stderr.count(b"\n") == 1, (args, proc.stderr)
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "flaky", "invoice", "--limit", "3", "--project", "x"],
+        ["--pattern", "-home-me-*", "search", "-staging", "deploy", "--json"],
+        ["--root", "/tmp/p", "--demo", "list", "--limit", "2", "--from", "7d"],
+        ["--pat", "list", "search", "x"],  # an abbreviated global option takes "list" as its value
+        ["--root=/x", "show", "chain#2", "--limit", "1"],
+        ["index", "--stats"],
+        ["mcp", "-home-me*"],
+        ["export", "chain#1", "--format", "md"],
+        ["usage", "--by", "day"],
+        ["--demo"],
+    ],
+)
+def test_a_command_line_parses_the_same_with_only_its_command_built(argv):
+    """main() builds only the named command's options; any argv parses as with every command built."""
+    from core.front.cli import finding, join_dash_values
+
+    def parse(parser: argparse.ArgumentParser) -> argparse.Namespace:
+        return parser.parse_args(finding.gather_query(parser, join_dash_values(parser, list(argv))))
+
+    full, only = build_parser(), build_parser(argv)
+    assert vars(parse(only)) == vars(parse(full))
+    commands = next(a for a in only._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert len(commands) == (11 if argv == ["--demo"] else 1)
+
+
 # --- every option says what it does and its default ---------------------------------------
 
 

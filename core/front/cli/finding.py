@@ -48,10 +48,7 @@ def gather_query(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
     words are joined with spaces into one query after a ``--``, so argparse sees one
     positional whatever it looks like. Other commands' argv comes back as it was.
     """
-    top = {o: a for a in parser._actions for o in a.option_strings}
-    i = 0
-    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":  # global options before the command
-        i += 2 if _takes_value(top, argv[i]) else 1
+    i = command_at(parser, argv)
     if i >= len(argv) or argv[i] != "search":
         return argv
     search = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices["search"]
@@ -72,6 +69,16 @@ def gather_query(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
         words.append(word)
         j += 1
     return argv[: i + 1] + options + (["--", " ".join(words)] if words else [])
+
+
+def command_at(parser: argparse.ArgumentParser, argv: list[str]) -> int:
+    """Where the command word is in ``argv``: past the global options before it and their values
+    (``len(argv)`` when there is none)."""
+    top = {o: a for a in parser._actions for o in a.option_strings}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
+        i += 2 if _takes_value(top, argv[i]) else 1
+    return i
 
 
 def _takes_value(known: dict[str, argparse.Action], word: str) -> bool:
