@@ -47,11 +47,19 @@ _COMPACT_INTRO = re.compile(
     r"^This session is being continued from a previous conversation that ran out of context\."
     r"(?: The (?:conversation is summarized below|summary below covers the earlier portion of the conversation)\.?:?)?\s*"
 )
+# The closing sentences, as a pattern: the rule :func:`_without_outro` follows (and the
+# tests check it against), not used to search (it tries a match at every character).
 _COMPACT_OUTRO = re.compile(
     r"\s*(?:If you need specific details from before compaction.*?)?"
     r"(?:Please continue the conversation from where we left (?:it )?off without asking the user any further"
     r" questions\. Continue with the last task that you were asked to work on\.)?\s*$",
     re.S,
+)
+_OUTRO_DETAILS = "If you need specific details from before compaction"
+_OUTRO_CLOSINGS = tuple(
+    f"Please continue the conversation from where we left {it}off without asking the user any further questions."
+    " Continue with the last task that you were asked to work on."
+    for it in ("it ", "")
 )
 _IDE_OPENED = re.compile(r"<ide_opened_file>\s*(?:The user opened the file\s+)?(.*?)(?:\s+in the IDE\..*?)?</ide_opened_file>", re.S)
 _IDE_SELECTION = re.compile(
@@ -94,8 +102,28 @@ def command_output(text: str, command: str | None) -> str | None:
 
 def compaction_summary(text: str) -> str | None:
     """A compaction summary without Claude Code's fixed opening and closing sentences."""
-    body = _COMPACT_OUTRO.sub("", _COMPACT_INTRO.sub("", plain(text), count=1), count=1).strip()
+    body = _without_outro(_COMPACT_INTRO.sub("", plain(text), count=1)).strip()
     return f"Compaction summary: {body}" if body else None
+
+
+def _without_outro(text: str) -> str:
+    """``_COMPACT_OUTRO.sub("", text, count=1)`` up to surrounding whitespace, by ``str.find``.
+
+    The pattern can only match from the end of the text back to the first "If you
+    need specific details…" (its ``.*?`` then reaches the end), else to a closing
+    "Please continue…" that only whitespace follows, else to the trailing
+    whitespace: the leftmost of these is where its match starts. Searching for it
+    tried a match at every character (160 ns each: 0.1 CPU-s for the 42 summaries of
+    the 446 MB bench, 2% of its cold index); the caller strips what is left.
+    """
+    end = len(text.rstrip())  # (``\s`` and ``str.isspace`` are the same characters)
+    details = text.find(_OUTRO_DETAILS, 0, end)
+    if details >= 0:
+        return text[:details]
+    for closing in _OUTRO_CLOSINGS:
+        if text.endswith(closing, 0, end):
+            return text[: end - len(closing)]
+    return text[:end]
 
 
 def ide_context(text: str) -> str | None:
