@@ -110,29 +110,30 @@ def _expand(word: Callable[[str], str | None], raw: str) -> tuple[str, ...]:
     """The index terms of one raw token: the word, or a compound whole and by parts."""
     if len(raw) > MAX_TERM * 2:
         return ()
-    ascii_only = raw.isascii()
-    if ascii_only and raw.isalnum() and (raw.islower() or raw.isdigit()):
-        single = word(raw)  # a plain word: one part, nothing to split
-        return (single,) if single else ()
-    if not ascii_only and _cjk_re().search(raw):
+    if raw.isascii():
+        if raw.isalnum() and (raw.islower() or raw.isdigit()):
+            single = word(raw)  # a plain word: one part, nothing to split
+            return (single,) if single else ()
+        # The parts in one C call: no pattern matches a joiner or "_", and a piece's
+        # camelCase look-ahead cannot see past one, so this is the split at the
+        # separators and then of each piece (a lowercase or digit piece is one match);
+        # most distinct tokens are compounds, and the loop below was most of their cost.
+        parts: list[str] = CAMEL_RE.findall(raw)
+    elif _cjk_re().search(raw):
         return _cjk_terms(raw)
-    parts: list[str] = []
-    for piece in raw.translate(_SEPARATORS_TO_SPACE).split():
-        if piece.islower() or piece.isdigit() or not piece.isascii():
-            parts.append(piece)  # camelCase is an ASCII convention
-        else:
-            parts.extend(CAMEL_RE.findall(piece) or (piece,))
+    else:
+        parts = []
+        for piece in raw.translate(_SEPARATORS_TO_SPACE).split():
+            if piece.islower() or piece.isdigit() or not piece.isascii():
+                parts.append(piece)  # camelCase is an ASCII convention
+            else:
+                parts.extend(CAMEL_RE.findall(piece) or (piece,))
     if len(parts) <= 1:
         single = word(raw.strip("_"))
         return (single,) if single else ()
-    terms: list[str] = []
     whole = raw.strip("_.-:").lower()
-    if len(whole) <= MAX_TERM:
-        terms.append(whole)
-    for part in parts:
-        term = word(part)
-        if term:
-            terms.append(term)
+    terms = [whole] if len(whole) <= MAX_TERM else []
+    terms.extend(filter(None, map(word, parts)))
     return tuple(terms)
 
 
