@@ -13,7 +13,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.archive.ingest import uuid_hash
+from core.archive.ingest import uuid_hash, uuid_hashes
 from core.archive.links import _hashes, _Owners, _replays, find_links
 
 
@@ -87,3 +87,14 @@ def test_a_file_that_replays_another_is_found():
     links, _, rereads = find_links([first, copy])
     assert links == {"b": "a"}
     assert [(r["file_id"], to) for r, to in rereads] == [(2, 1)]
+
+
+def test_a_files_keys_hashed_at_once_as_one_at_a_time() -> None:
+    """uuid_hashes' shortcuts (all hex uuids, all record keys) give uuid_hash's values."""
+    uuids = [f"{i:08x}-0000-4000-8000-{i * 7919:012x}" for i in range(50)]
+    keys = [f"{u}@{i * 31}" for i, u in enumerate(uuids)]
+    odd = ["0x" + "a" * 30, "1_" + "2" * 30, " " + "a" * 31, "\u0663" * 32, "g" * 32, "A" * 32, "", "x" * 30 + "@1"]
+    lists = [[], uuids, keys, uuids[:3] + keys[:3], *([*uuids[:3], o] for o in odd), *([o] for o in odd)]
+    for values in lists:
+        expected = np.array([uuid_hash(v) for v in values], dtype=np.int64)
+        assert np.array_equal(uuid_hashes(values), expected), values

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,26 @@ def uuid_hash(uuid: str) -> int:
 
 
 def uuid_hashes(uuids: list[str]) -> np.ndarray:
-    return np.fromiter(map(uuid_hash, uuids), dtype=np.int64, count=len(uuids))
+    """:func:`uuid_hash` of each, a file's at once: uuids (hex) or record keys (``uuid@digest``).
+
+    A file's uuids are parsed as one hex string, its record keys hashed in one list;
+    a file mixing the two kinds, or holding a uuid that is not plain hex, takes
+    :func:`uuid_hash` one at a time. (Per uuid, in Python, this was 2% of a cold index.)
+    """
+    n = len(uuids)
+    compact = np.fromiter(map(len, uuids), np.int64, n) - np.fromiter(map(str.count, uuids, repeat("-")), np.int64, n)
+    if (compact == 32).all():
+        try:
+            raw = bytes.fromhex("".join(uuids).replace("-", ""))
+        except ValueError:  # (int() reads a few forms fromhex does not: "0x", "_", other digits)
+            raw = b""
+        if len(raw) == 16 * n:  # (fromhex skips whitespace, which int() would not take)
+            halves = np.frombuffer(raw, dtype=">u8").reshape(n, 2)
+            return ((halves[:, 0] ^ halves[:, 1]) >> 1).astype(np.int64)
+    elif not (compact == 32).any():
+        digests = b"".join([hashlib.blake2b(uuid.encode(), digest_size=8).digest() for uuid in uuids])
+        return (np.frombuffer(digests, dtype="<u8") >> 1).astype(np.int64)
+    return np.fromiter(map(uuid_hash, uuids), dtype=np.int64, count=n)
 
 
 @dataclass(frozen=True, slots=True)
