@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
+import sys
 from array import array
 from collections.abc import Callable
 from functools import partial
@@ -142,6 +143,18 @@ def term_id(term: str) -> int:
     return int.from_bytes(digest, "little") >> (64 - TERM_BITS)
 
 
+_ID_SHIFT_BYTES = (64 - TERM_BITS) // 8
+
+
+def _term_id_packed(term: str) -> bytes:
+    """:func:`term_id` as a native int64, from the digest's bytes without an int:
+    shifting the little-endian digest right drops its first bytes."""
+    digest = hashlib.blake2b(term.encode(), digest_size=8).digest()
+    if sys.byteorder == "little":
+        return digest[_ID_SHIFT_BYTES:] + bytes(_ID_SHIFT_BYTES)
+    return term_id(term).to_bytes(8, "big")
+
+
 def _cjk_terms(raw: str) -> tuple[str, ...]:
     """Bigrams of CJK runs (and the other pieces whole), so a query matches inside
     a sentence written without spaces."""
@@ -160,6 +173,40 @@ def _cjk_terms(raw: str) -> tuple[str, ...]:
     return tuple(terms)
 
 
+class _TokenIds(dict):
+    """Raw token → its term ids packed as native int64s, made on first sight."""
+
+    __slots__ = ("_expand", "_term_bytes")
+
+    def __init__(self, expand: Callable[[str], tuple[str, ...]], term_bytes: Callable[[str], bytes]) -> None:
+        super().__init__()
+        self._expand = expand
+        self._term_bytes = term_bytes
+
+    def __missing__(self, raw: str) -> bytes:
+        value = self[raw] = b"".join(map(self._term_bytes, self._expand(raw)))
+        return value
+
+
+class _ChunkIds(dict):
+    """Whitespace-free chunk → the packed term ids of its tokens, made on first sight.
+
+    (Like :class:`_TokenIds`, the work is in ``__missing__`` itself, with no call in
+    between: most chunks and tokens of a cold index are new to one worker.)
+    """
+
+    __slots__ = ("_token_ids",)
+
+    def __init__(self, token_ids: Callable[[str], bytes]) -> None:
+        super().__init__()
+        self._token_ids = token_ids
+
+    def __missing__(self, chunk: str) -> bytes:
+        tokens = (ASCII_TOKEN_RE if chunk.isascii() else TOKEN_RE).findall(chunk)
+        value = self[chunk] = b"".join(map(self._token_ids, tokens))
+        return value
+
+
 class Tokenizer:
     """Turns text into index terms; one instance per process (its cache grows)."""
 
@@ -171,13 +218,12 @@ class Tokenizer:
         stem = Stemmer.Stemmer("english", 0).stemWord
         words = _Memo(partial(_index_word, stem))
         expand = partial(_expand, words.__getitem__)  # raw token → terms
-        term_ids = _Memo(term_id).__getitem__
         self._get = _Memo(expand).__getitem__  # (queries' terms)
         # raw token → its term ids packed as int64: the hot path of indexing joins
         # these bytes, with no Python int per id, into one numpy buffer
         # (``expand`` itself, not a memo of it: each raw token is expanded once here)
-        self._token_ids = _Memo(lambda raw: array("q", map(term_ids, expand(raw))).tobytes()).__getitem__
-        self._chunks = _Memo(self._chunk_ids)  # whitespace-free chunk → packed term ids
+        token_ids = _TokenIds(expand, _Memo(_term_id_packed).__getitem__)
+        self._chunks = _ChunkIds(token_ids.__getitem__)  # whitespace-free chunk → packed term ids
 
     def term_id_bytes(self, text: str) -> bytes:
         """Hashed terms of ``text`` (see :func:`term_id`) in order, repeats kept, as
@@ -199,10 +245,6 @@ class Tokenizer:
     def term_ids(self, text: str) -> list[int]:
         """:meth:`term_id_bytes` as a list of ints."""
         return array("q", self.term_id_bytes(text)).tolist()
-
-    def _chunk_ids(self, chunk: str) -> bytes:
-        tokens = (ASCII_TOKEN_RE if chunk.isascii() else TOKEN_RE).findall(chunk)
-        return b"".join(map(self._token_ids, tokens))
 
     def terms(self, text: str) -> list[str]:
         return list(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))
