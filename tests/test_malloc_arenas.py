@@ -7,7 +7,7 @@ and ``--demo`` do), or runs ``relay-search mcp`` / ``serve`` through the CLI up 
 point where it would start serving, or neither; then six threads allocate at once, as
 the app's search, sync and watcher threads do, and glibc's own ``malloc_info`` counts the
 arenas ("heaps"). Without the setting the same threads get arenas of their own, so the
-test can tell the two apart. Then a 4 MB block is freed and a 1 MB one taken: glibc
+test can tell the two apart. Then a 16 MB block is freed and a 4 MB one taken: glibc
 mmaps it (``mallinfo2``'s ``hblkhd``) only when its threshold stayed fixed, else it comes
 from the heap, kept there once freed. ``MALLOC_ARENA_MAX`` set by the user wins.
 """
@@ -62,10 +62,10 @@ PROGRAM = textwrap.dedent(
                 "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
 
         libc.mallinfo2.restype = Mallinfo2
-        freed = bytearray(4 << 20)  # (mmapped: past any threshold glibc starts with)
-        del freed  # (glibc's own threshold rises to 4 MB here)
+        freed = bytearray(16 << 20)  # (mmapped: past any threshold glibc starts with)
+        del freed  # (glibc's own threshold rises to 16 MB here)
         before = libc.mallinfo2().hblkhd
-        block = bytearray(1 << 20)
+        block = bytearray(4 << 20)
         mmapped = libc.mallinfo2().hblkhd - before >= len(block)
         print(arenas, int(mmapped))
 
@@ -83,7 +83,7 @@ PROGRAM = textwrap.dedent(
 
 
 def _malloc(tmp_path, what: str, env: dict[str, str] | None = None) -> tuple[int, bool]:
-    """(arenas six threads allocating at once use, whether a 1 MB block after a freed 4 MB one is mmapped)."""
+    """(arenas six threads allocating at once use, whether a 4 MB block after a freed 16 MB one is mmapped)."""
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | (env or {})
     run_env |= {"HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_DATA_HOME": str(tmp_path / "data"),
                 "RELAY_SEARCH_MODEL": "off"}  # fmt: skip
