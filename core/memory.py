@@ -38,7 +38,7 @@ M_MMAP_THRESHOLD = -3
 # at 128 KiB but raises the threshold to the size of each mmapped block freed (up to 32 MB):
 # after a decoded block or the model file's bytes, blocks that size came from the heap and
 # stayed there, fragmented. Capped at 2 MB, the server bench's peak (model on, a backlog
-# embedding; two arenas) went from 241 to 231-234 MB for `mcp`, 231 to 224-228 MB for `serve`.
+# embedding; two arenas) went from 233-241 to 228-234 MB for `mcp`, 231 to 224-230 MB for `serve`.
 # Not lower: at 128 KiB the peaks were 222-226 / 219-220 MB, but a search's arrays (a few
 # hundred KB to a MB each) were mmapped and faulted in anew every time: ~1,200 page faults a
 # search against ~250, +2.5 ms CPU of a ~7 ms search, p95 +10-17 ms.
