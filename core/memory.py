@@ -1,6 +1,7 @@
 """Handing freed memory back to the system (glibc's ``malloc_trim``), for the phases that
-free a lot at once: a model run's activations, a cold index's committed chunks; and
-fewer malloc arenas for the app, a long-lived process that allocates on several threads.
+free a lot at once: a model run's activations, a cold index's committed chunks; and, for
+the long-lived processes that allocate on several threads (the app, ``mcp``, ``serve``),
+fewer malloc arenas and a fixed mmap threshold.
 
 glibc keeps freed chunks below its (growing) mmap threshold, fragmented, so a process
 that built and dropped hundreds of megabytes of small objects keeps its resident set
@@ -31,6 +32,20 @@ M_ARENA_MAX = -8  # mallopt's parameter number (glibc's malloc.h)
 # with two arenas its peak over the bench's app phase went from 233–249 to 236–238 MB
 # words only, from 354–374 to 338–348 MB with the model on (three runs each, alternating).
 LONG_LIVED_ARENAS = 2
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+# Blocks from this size up are mmapped, so freeing one hands it back at once. glibc starts
+# at 128 KiB but raises the threshold to the size of each mmapped block freed (up to 32 MB):
+# after a decoded block or the model file's bytes, blocks that size came from the heap and
+# stayed there, fragmented. Capped at 2 MB, the server bench's peak (model on, a backlog
+# embedding; two arenas) went from 233-241 to 228-234 MB for `mcp`, 231 to 224-230 MB for `serve`.
+# Not lower: at 128 KiB the peaks were 222-226 / 219-220 MB, but a search's arrays (a few
+# hundred KB to a MB each) were mmapped and faulted in anew every time: ~1,200 page faults a
+# search against ~250, +2.5 ms CPU of a ~7 ms search, p95 +10-17 ms.
+LONG_LIVED_MMAP_THRESHOLD = 2 << 20
+# What glibc itself sets beside a 2 MB threshold (twice it): with its 128 KiB default the heap's
+# top was given back and faulted in again around each search (~520 faults a search, not ~260).
+LONG_LIVED_TRIM_THRESHOLD = 4 << 20
 
 
 def release_freed_memory() -> None:
@@ -45,3 +60,22 @@ def fewer_malloc_arenas(arenas: int = LONG_LIVED_ARENAS) -> bool:
     if _mallopt is None or "MALLOC_ARENA_MAX" in os.environ:
         return False
     return bool(_mallopt(M_ARENA_MAX, arenas))
+
+
+def fixed_mmap_threshold(size: int = LONG_LIVED_MMAP_THRESHOLD, trim: int = LONG_LIVED_TRIM_THRESHOLD) -> bool:
+    """Blocks of ``size`` bytes and up mmapped from now on, whatever was freed before (glibc then
+    stops adjusting the threshold), and the heap's top given back past ``trim`` free bytes; False
+    where that cannot be set, or when ``MALLOC_MMAP_THRESHOLD_`` says otherwise (and
+    ``MALLOC_TRIM_THRESHOLD_`` set by the user keeps its own)."""
+    if _mallopt is None or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    if "MALLOC_TRIM_THRESHOLD_" not in os.environ:
+        _mallopt(M_TRIM_THRESHOLD, trim)
+    return bool(_mallopt(M_MMAP_THRESHOLD, size))
+
+
+def long_lived_server() -> None:
+    """``mcp`` and ``serve``: a process that runs for days, with threads (requests, the sync, the
+    watcher, the embedding job), keeps only what it uses. Call before threads start."""
+    fewer_malloc_arenas()
+    fixed_mmap_threshold()
