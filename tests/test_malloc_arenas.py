@@ -1,5 +1,5 @@
 """The app, ``mcp`` and ``serve`` keep glibc's malloc to two arenas
-(``core.memory.fewer_malloc_arenas``), and the servers hand big blocks back when freed
+(``core.memory.fewer_malloc_arenas``), and hand big blocks back when freed
 (``core.memory.fixed_mmap_threshold``).
 
 Each case is a fresh Python process: it builds the app (``make_app``, as the CLI
@@ -100,8 +100,10 @@ def _arenas(tmp_path, what: str, env: dict[str, str] | None = None) -> int:
     return _malloc(tmp_path, what, env)[0]
 
 
-def test_the_app_keeps_malloc_to_two_arenas(tmp_path):
-    assert _arenas(tmp_path, "app") <= 2
+def test_the_app_keeps_malloc_to_two_arenas_and_hands_big_blocks_back(tmp_path):
+    arenas, mmapped = _malloc(tmp_path, "app")
+    assert arenas <= 2
+    assert mmapped
 
 
 def test_without_it_threads_allocating_at_once_get_arenas_of_their_own(tmp_path):

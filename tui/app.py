@@ -25,7 +25,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from core.memory import fewer_malloc_arenas
+from core.memory import long_lived_process
 from core.words import plural
 
 from . import tasks
@@ -431,7 +431,7 @@ def make_app(
     pins relative times; ``archive`` reuses an open :class:`core.api.Archive`
     (the app then leaves closing it to the caller).
     """
-    fewer_malloc_arenas()  # (threads allocate at once in the app: see core/memory.py)
+    long_lived_process()  # (threads allocate at once in the app: see core/memory.py)
     if config is None:
         from core.config import Config
 

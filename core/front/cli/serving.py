@@ -27,14 +27,14 @@ def add_serve(sub, common: argparse.ArgumentParser) -> None:
 
 def cmd_mcp(args) -> int:
     from core.front.serve import run_mcp_stdio
-    from core.memory import long_lived_server
+    from core.memory import long_lived_process
 
     if args.scope is not None:
         if getattr(args, "pattern", args.scope) != args.scope:
             raise BadInput(f"two patterns given ({args.scope!r} and --pattern {args.pattern!r}): give one")
         args.pattern = args.scope
 
-    long_lived_server()  # (before the archive's threads start: see core/memory.py)
+    long_lived_process()  # (before the archive's threads start: see core/memory.py)
     # Serve at once: Claude Code times out a slow MCP start; the server syncs in
     # the background and queries answer from the cache meanwhile.
     with open_archive(args, sync=False) as archive:
@@ -45,10 +45,10 @@ def cmd_mcp(args) -> int:
 def cmd_serve(args) -> int:
     from core.front.http_api import check_bind
     from core.front.serve import run_http
-    from core.memory import long_lived_server
+    from core.memory import long_lived_process
 
     check_bind(args.host, args.token)
-    long_lived_server()  # (before the archive's threads start: see core/memory.py)
+    long_lived_process()  # (before the archive's threads start: see core/memory.py)
     with open_archive(args, sync=False) as archive:
         run_http(archive, args.host, args.port, args.token)
     return 0
