@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import random
+import re
 
 from core.sources import claude_notices as notices
-from core.sources.claude_notices import _COMPACT_OUTRO, _OUTRO_CLOSINGS, _OUTRO_DETAILS, _without_outro
+from core.sources.claude_notices import _OUTRO_CLOSINGS, _OUTRO_DETAILS, _without_outro
+
+# The rule as a pattern (what the reader searched before: a match tried at every character).
+_COMPACT_OUTRO = re.compile(
+    r"\s*(?:If you need specific details from before compaction.*?)?"
+    r"(?:Please continue the conversation from where we left (?:it )?off without asking the user any further"
+    r" questions\. Continue with the last task that you were asked to work on\.)?\s*$",
+    re.S,
+)
 
 
 def _by_pattern(text: str) -> str:

@@ -47,14 +47,7 @@ _COMPACT_INTRO = re.compile(
     r"^This session is being continued from a previous conversation that ran out of context\."
     r"(?: The (?:conversation is summarized below|summary below covers the earlier portion of the conversation)\.?:?)?\s*"
 )
-# The closing sentences, as a pattern: the rule :func:`_without_outro` follows (and the
-# tests check it against), not used to search (it tries a match at every character).
-_COMPACT_OUTRO = re.compile(
-    r"\s*(?:If you need specific details from before compaction.*?)?"
-    r"(?:Please continue the conversation from where we left (?:it )?off without asking the user any further"
-    r" questions\. Continue with the last task that you were asked to work on\.)?\s*$",
-    re.S,
-)
+# The closing sentences Claude Code appends to a compaction summary (cut by :func:`_without_outro`).
 _OUTRO_DETAILS = "If you need specific details from before compaction"
 _OUTRO_CLOSINGS = tuple(
     f"Please continue the conversation from where we left {it}off without asking the user any further questions."
@@ -107,9 +100,11 @@ def compaction_summary(text: str) -> str | None:
 
 
 def _without_outro(text: str) -> str:
-    """``_COMPACT_OUTRO.sub("", text, count=1)`` up to surrounding whitespace, by ``str.find``.
+    r"""``text`` without the closing sentences, up to surrounding whitespace, by ``str.find``.
 
-    The pattern can only match from the end of the text back to the first "If you
+    It cuts where the pattern ``\s*(?:If you need specific details from before compaction.*?)?
+    (?:Please continue … to work on\.)?\s*$`` (re.S; the tests hold it whole) would: that
+    pattern can only match from the end of the text back to the first "If you
     need specific details…" (its ``.*?`` then reaches the end), else to a closing
     "Please continue…" that only whitespace follows, else to the trailing
     whitespace: the leftmost of these is where its match starts. Searching for it
