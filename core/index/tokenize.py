@@ -173,40 +173,6 @@ def _cjk_terms(raw: str) -> tuple[str, ...]:
     return tuple(terms)
 
 
-class _TokenIds(dict):
-    """Raw token → its term ids packed as native int64s, made on first sight."""
-
-    __slots__ = ("_expand", "_term_bytes")
-
-    def __init__(self, expand: Callable[[str], tuple[str, ...]], term_bytes: Callable[[str], bytes]) -> None:
-        super().__init__()
-        self._expand = expand
-        self._term_bytes = term_bytes
-
-    def __missing__(self, raw: str) -> bytes:
-        value = self[raw] = b"".join(map(self._term_bytes, self._expand(raw)))
-        return value
-
-
-class _ChunkIds(dict):
-    """Whitespace-free chunk → the packed term ids of its tokens, made on first sight.
-
-    (Like :class:`_TokenIds`, the work is in ``__missing__`` itself, with no call in
-    between: most chunks and tokens of a cold index are new to one worker.)
-    """
-
-    __slots__ = ("_token_ids",)
-
-    def __init__(self, token_ids: Callable[[str], bytes]) -> None:
-        super().__init__()
-        self._token_ids = token_ids
-
-    def __missing__(self, chunk: str) -> bytes:
-        tokens = (ASCII_TOKEN_RE if chunk.isascii() else TOKEN_RE).findall(chunk)
-        value = self[chunk] = b"".join(map(self._token_ids, tokens))
-        return value
-
-
 class Tokenizer:
     """Turns text into index terms; one instance per process (its cache grows)."""
 
@@ -222,8 +188,9 @@ class Tokenizer:
         # raw token → its term ids packed as int64: the hot path of indexing joins
         # these bytes, with no Python int per id, into one numpy buffer
         # (``expand`` itself, not a memo of it: each raw token is expanded once here)
-        token_ids = _TokenIds(expand, _Memo(_term_id_packed).__getitem__)
-        self._chunks = _ChunkIds(token_ids.__getitem__)  # whitespace-free chunk → packed term ids
+        packed = _Memo(_term_id_packed).__getitem__  # term → its id as native int64 bytes
+        self._token_ids = _Memo(lambda raw: b"".join(map(packed, expand(raw)))).__getitem__
+        self._chunks = _Memo(self._chunk_ids)  # whitespace-free chunk → packed term ids
 
     def term_id_bytes(self, text: str) -> bytes:
         """Hashed terms of ``text`` (see :func:`term_id`) in order, repeats kept, as
@@ -245,6 +212,10 @@ class Tokenizer:
     def term_ids(self, text: str) -> list[int]:
         """:meth:`term_id_bytes` as a list of ints."""
         return array("q", self.term_id_bytes(text)).tolist()
+
+    def _chunk_ids(self, chunk: str) -> bytes:
+        tokens = (ASCII_TOKEN_RE if chunk.isascii() else TOKEN_RE).findall(chunk)
+        return b"".join(map(self._token_ids, tokens))
 
     def terms(self, text: str) -> list[str]:
         return list(chain.from_iterable(map(self._get, TOKEN_RE.findall(text))))
