@@ -149,6 +149,10 @@ SESSION_COLUMNS = (
     "continues", "aliases", "user", "mtime_ns",
 )
 
+# A passage's header (what grouping hits by session reads for hundreds of candidates), then its text
+DOC_HEADER_COLUMNS = ("doc_id", "file_id", "turn", "first_seq", "last_seq", "ts", "side")
+DOC_COLUMNS = (*DOC_HEADER_COLUMNS, "body", "marks", "seen")
+
 
 class CatalogError(Exception):
     """The catalog is unreadable or from another version: rebuild it."""
@@ -377,13 +381,13 @@ class Catalog:
         sql = f"SELECT {', '.join(SESSION_COLUMNS)} FROM sessions {where}"
         return [dict(zip(SESSION_COLUMNS, row)) for row in self.db.execute(sql, tuple(args))]
 
-    def docs(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    def docs(self, doc_ids: Sequence[int], columns: Sequence[str] = DOC_COLUMNS) -> dict[int, dict[str, Any]]:
+        """These passages' rows (``columns``, the first being ``doc_id``), by doc id."""
         if not doc_ids:
             return {}
         marks = ",".join("?" * len(doc_ids))
-        cols = ("doc_id", "file_id", "turn", "first_seq", "last_seq", "ts", "side", "body", "marks", "seen")
-        rows = self.db.execute(f"SELECT {', '.join(cols)} FROM docs WHERE doc_id IN ({marks})", tuple(doc_ids))
-        return {row[0]: dict(zip(cols, row)) for row in rows}
+        rows = self.db.execute(f"SELECT {', '.join(columns)} FROM docs WHERE doc_id IN ({marks})", tuple(doc_ids))
+        return {row[0]: dict(zip(columns, row)) for row in rows}
 
     def segment_names(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT name FROM segments ORDER BY name")]

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 from msgspec.structs import replace
 
-from core.archive.catalog import Catalog
+from core.archive.catalog import DOC_HEADER_COLUMNS, Catalog
 from core.archive.library import FileEntry, Library
 from core.archive.scope import Scope
 from core.index.bm25 import Hit, Snapshot
@@ -49,6 +49,10 @@ class Passages(Protocol):
         """The rows of these passages (those still there)."""
         ...
 
+    def headers(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Their rows without the text (file, turn, messages, time, side): what grouping reads."""
+        ...
+
     def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         """The main-stream turn during which a subagent's work (at ``ts``) happened."""
         ...
@@ -66,6 +70,9 @@ class CatalogPassages:
 
     def docs(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         return self.catalog.docs(doc_ids)
+
+    def headers(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        return self.catalog.docs(doc_ids, DOC_HEADER_COLUMNS)
 
     def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         mains = [e for e in lib.files_of(session_id) if e.kind == "main"]
@@ -282,7 +289,7 @@ def grouped(
     *, snippets: bool = True, by_meaning: Mapping[int, int | None] | None = None, messages: Messages | None = None,
 ) -> list[SearchHit]:
     """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
-    docs = passages.docs([h.doc_id for h in raw])
+    docs = passages.headers([h.doc_id for h in raw])  # the window's hundreds of texts are not needed: the page's are read below
     lib.prefetch_files(h.file_id for h in raw)
 
     def session_of(file_id: int) -> str | None:

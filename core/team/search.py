@@ -122,6 +122,8 @@ class Docs:
     def docs(self, doc_ids) -> dict[int, dict[str, Any]]:
         return {i: self.rows[i] for i in doc_ids if i in self.rows}
 
+    headers = docs  # (its rows are prefetched whole)
+
     def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
         mains = [e for e in lib.session_files.get(session_id, ()) if e.kind == "main"]
         best = None
