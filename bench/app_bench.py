@@ -200,10 +200,10 @@ def _memory(out: dict, phase: str) -> str:
 
 
 async def measure(config, queries: list[str], session_id: str, opens: int, real_ids: list[str] | None = None) -> dict:
-    from textual import events
-    from textual.widgets import Input
+    from tui import tasks  # (first: the app sets Textual's frame rate before Textual loads)
 
-    from tui import tasks
+    from textual import events  # isort: skip
+    from textual.widgets import Input  # isort: skip
     from tui.app import make_app
     from tui.testing import is_idle
     from tui.widgets.sessions_pane import session_ref

@@ -22,11 +22,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rich.segment import Segment
+from rich.style import Style as RichStyle
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.containers import Vertical
+from textual.content import Content, Span
+from textual.geometry import Spacing
 from textual.message import Message
+from textual.strip import Strip
+from textual.style import Style
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -43,6 +50,7 @@ if TYPE_CHECKING:
     from ..host import RelayHost
 
 NEAR_END = 3  # rows from the end of the list at which the next page is fetched
+ROWS_DRAWN_KEPT = 256  # drawn hit rows remembered across keystrokes (a screen shows ~20)
 
 
 class HitList(OptionList):
@@ -57,6 +65,39 @@ class HitList(OptionList):
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
     ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._rows_drawn: LRUCache[tuple[str, tuple[Span, ...], Style, Spacing, int], tuple[list[Strip], int]] = LRUCache(ROWS_DRAWN_KEPT)
+
+    def _get_option_render(self, option: Option, style: Style) -> list[Strip]:
+        """A row as OptionList draws it, remembered across lists by what it shows: the next
+        keystroke's list keeps about half of the rows on screen, and drawing rows was most
+        of a keystroke's paint. (A row drawn at another place gets its new index.)"""
+        prompt = option.prompt
+        if not isinstance(prompt, Content) or option._divider:
+            return super()._get_option_render(option, style)
+        padding = self.get_component_styles("option-list--option").padding
+        key = (prompt.plain, tuple(prompt.spans), style, padding, self.scrollable_content_region.width)
+        index = self._option_to_index[option]
+        drawn = self._rows_drawn.get(key)
+        if drawn is None:
+            strips = super()._get_option_render(option, style)
+            self._rows_drawn[key] = (strips, index)
+            return strips
+        strips, drawn_at = drawn
+        if drawn_at != index:  # (the new place goes last: a segment's own meta wins over a base style)
+            place = RichStyle.from_meta({"option": index})
+            strips = [
+                Strip([Segment(text, own + place if own else place, control) for text, own, control in strip], strip.cell_length)
+                for strip in strips
+            ]
+        self._option_render_cache[(option, style, padding)] = strips  # its other lines: OptionList's own cache
+        return strips
+
+    def notify_style_update(self) -> None:
+        self._rows_drawn.clear()  # a new theme: the same text is drawn in other colours
+        super().notify_style_update()
 
     def action_cursor_up_or_input(self) -> None:
         if self.highlighted in (None, 0):
