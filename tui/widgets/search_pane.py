@@ -75,11 +75,13 @@ class HitList(OptionList):
         keystroke's list keeps about half of the rows on screen, and drawing rows was most
         of a keystroke's paint. (A row drawn at another place gets its new index.)"""
         prompt = option.prompt
-        if not isinstance(prompt, Content) or option._divider:
+        places = getattr(self, "_option_to_index", None)  # (OptionList's own: drawn as it draws, were they renamed)
+        drawn_rows = getattr(self, "_option_render_cache", None)
+        if places is None or drawn_rows is None or not isinstance(prompt, Content) or getattr(option, "_divider", True):
             return super()._get_option_render(option, style)
         padding = self.get_component_styles("option-list--option").padding
         key = (prompt.plain, tuple(prompt.spans), style, padding, self.scrollable_content_region.width)
-        index = self._option_to_index[option]
+        index = places[option]
         drawn = self._rows_drawn.get(key)
         if drawn is None:
             strips = super()._get_option_render(option, style)
@@ -92,7 +94,7 @@ class HitList(OptionList):
                 Strip([Segment(text, own + place if own else place, control) for text, own, control in strip], strip.cell_length)
                 for strip in strips
             ]
-        self._option_render_cache[(option, style, padding)] = strips  # its other lines: OptionList's own cache
+        drawn_rows[(option, style, padding)] = strips  # its other lines: OptionList's own cache
         return strips
 
     def notify_style_update(self) -> None:
