@@ -73,7 +73,7 @@ CASE_APART = re.compile(
 def _finder(text: str, terms: tuple[str, ...], pattern: re.Pattern[str]) -> Callable[[int], tuple[int, int] | None]:
     """``pattern.search(text, pos)``'s span as a function of ``pos``, found the fast way when that is exact."""
     lowered = _lowered_re(terms)
-    low = text.lower()
+    low = "" if lowered is None else text.lower()
     if lowered is None or len(low) != len(text) or (not text.isascii() and CASE_APART.search(text)):
         def find_exact(pos: int) -> tuple[int, int] | None:
             found = pattern.search(text, pos)
