@@ -70,11 +70,16 @@ CASE_APART = re.compile(
 )
 
 
-def _finder(text: str, terms: tuple[str, ...], pattern: re.Pattern[str]) -> Callable[[int], tuple[int, int] | None]:
-    """``pattern.search(text, pos)``'s span as a function of ``pos``, found the fast way when that is exact."""
+def _finder(text: str, terms: tuple[str, ...]) -> Callable[[int], tuple[int, int] | None]:
+    """``_candidate_re(terms).search(text, pos)``'s span as a function of ``pos``, found the fast
+    way when that is exact (the case-insensitive pattern is compiled only for a text that needs it)."""
     lowered = _lowered_re(terms)
     low = "" if lowered is None else text.lower()
     if lowered is None or len(low) != len(text) or (not text.isascii() and CASE_APART.search(text)):
+        pattern = _candidate_re(terms)
+        if pattern is None:  # (no terms)
+            return lambda pos: None
+
         def find_exact(pos: int) -> tuple[int, int] | None:
             found = pattern.search(text, pos)
             return None if found is None else found.span()
@@ -114,10 +119,9 @@ def _matches(
     ``edges``, starts or ends the text (see :func:`matched_spans`).
     """
     terms = tuple(query_terms)
-    pattern = _candidate_re(terms)
-    if pattern is None:
+    if not _longest_first(terms):
         return
-    find = _finder(text, terms, pattern)
+    find = _finder(text, terms)
     wanted = set(query_terms)
     expand = default_tokenizer().terms
     lead, tail = (len(text) - len(text.lstrip()), len(text.rstrip())) if edges else (-1, len(text) + 1)
