@@ -76,9 +76,19 @@ def fixed_mmap_threshold(size: int = LONG_LIVED_MMAP_THRESHOLD, trim: int = LONG
     return bool(_mallopt(M_MMAP_THRESHOLD, size))
 
 
+_long_lived = False
+
+
+def is_long_lived() -> bool:
+    """Whether :func:`long_lived_process` was called (the model then loads leaner)."""
+    return _long_lived
+
+
 def long_lived_process() -> None:
     """The app, ``mcp`` and ``serve``: a process that runs for days, with threads (searches or
     requests, the sync, the watcher, the embedding job), keeps only what it uses. Call before
     threads start."""
+    global _long_lived
+    _long_lived = True
     fewer_malloc_arenas()
     fixed_mmap_threshold()

@@ -298,3 +298,31 @@ def test_a_rebuild_embeds_the_new_passages_again(copy: Path):
     assert state["embedded"] == state["passages"] > 0
     assert not set(before) & set(vector_files(copy))  # the old doc ids' vectors went with the old catalog
     assert MEANT_REF in [h["ref"] for h in search(copy, PARAPHRASE)]
+
+
+LEAN_PROBE = """
+import sys
+from core.memory import long_lived_process
+from core.semantic import embedder
+if sys.argv[1] == "long-lived":
+    long_lived_process()
+model = embedder.load({embedder.MODEL_ENV: str(embedder.SHIPPED_DIR)})
+try:
+    entry = model._session.get_session_options().get_session_config_entry("session.disable_prepacking")
+except Exception:  # (onnxruntime raises for an entry never set)
+    entry = ""
+vector = model.embed_one("the page squashes badly on a phone screen")
+print(entry or "-", " ".join(f"{x:.6f}" for x in vector[:8]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["long-lived", "one-shot"])
+def test_a_long_lived_process_loads_the_model_without_prepacked_weights(kind: str):
+    """The app, ``mcp`` and ``serve`` keep one copy of the weights (4–5 MB less resident); a
+    foreground ``index`` prepacks them for speed. The vectors are the same either way."""
+    run = [subprocess.run([sys.executable, "-c", LEAN_PROBE, k], capture_output=True, text=True, timeout=120, cwd=REPO)
+           for k in (kind, "one-shot")]  # fmt: skip
+    assert all(r.returncode == 0 for r in run), run[0].stderr
+    (entry, *vector), (_, *plain) = (r.stdout.split() for r in run)
+    assert entry == ("1" if kind == "long-lived" else "-")
+    assert vector == plain
