@@ -98,8 +98,8 @@ def test_letting_go_of_widgets_makes_a_collection_due() -> None:
     collector = IdleCollector()
     try:
         assert not collector.discarded(DISCARDED_DUE - 1)
-        assert not collector.collect_due()  # not yet
-        assert collector.collections == 0
+        assert not collector.collect_due()  # not yet: freed pages are handed back all the same
+        assert collector.collections == 0 and collector.trims == 1
         assert collector.discarded(1)
         assert collector.collect_due()
         assert collector.collections == 1 and collector.discarded_widgets == 0
@@ -125,6 +125,21 @@ async def test_jumping_without_a_pause_collects_what_the_windows_let_go_of(home,
         assert jumps > 1
         assert gc.get_count()[2] < 5  # the old generation was just collected
         assert _mounted_blocks(reader) <= max(PAGE, MOUNTED_MAX)
+
+
+async def test_each_paint_of_the_reader_hands_freed_memory_back(home, monkeypatch):
+    """Opening a conversation and reading on free what their loads dropped; after each paint
+    that does not collect, the freed pages go back to the system (tui/heap.py)."""
+    monkeypatch.setattr(heap, "IDLE_SECONDS", 10_000.0)  # no idle collection (which trims too)
+    trimmed: list[int] = []
+    monkeypatch.setattr(heap, "release_freed_memory", lambda: trimmed.append(1))  # (counted here instead)
+    async with reading(home) as (app, pilot, reader):
+        assert app.heap.trims >= 1 and len(trimmed) >= app.heap.trims  # the open's paint
+        opened = app.heap.trims
+        for _ in range(3):
+            await pilot.press("pagedown")
+            await settle(pilot)
+        assert app.heap.trims > opened  # pages mounted on the way down
 
 
 async def test_following_a_growing_session_keeps_the_window_bounded(demo_home):

@@ -25,7 +25,8 @@ landing inside keystrokes and session opens. So:
   while a conversation loads (the window it replaced is let go of first).
 
 After each full collection the pages it freed go back to the system (glibc keeps
-them otherwise). Only start-up objects are frozen: frozen objects are never
+them otherwise), and so after each paint of the reader that did not collect: what a
+conversation's load built and dropped in its thread's malloc arena. Only start-up objects are frozen: frozen objects are never
 collected as cycles, and widgets (which hold cycles) come and go as conversations
 are opened.
 """
@@ -54,6 +55,7 @@ class IdleCollector:
     def __init__(self) -> None:
         self.last_input = time.monotonic()
         self.collections = 0
+        self.trims = 0  # freed pages handed back after a reader's paint, without a collection
         self.discarded_widgets = 0  # let go of since the last full collection
         self._thresholds: tuple[int, int, int] | None = None  # the GC's own, while started
 
@@ -94,8 +96,16 @@ class IdleCollector:
         return self.discarded_widgets >= DISCARDED_DUE
 
     def collect_due(self) -> bool:
-        """Collect if enough widgets were let go of since the last collection; True when it did."""
+        """After the reader painted: collect if enough widgets were let go of since the last
+        collection (True when it did); otherwise hand freed pages back to the system.
+
+        A conversation opened (or a page mounted) freed what its load built and dropped in the
+        loading thread's malloc arena, which glibc keeps: the app bench's ten opens of the
+        2,000-turn session in a row grew it ~45 MB, ~8 MB less with a trim after each paint
+        (0.2-10 ms there, after the frame is out)."""
         if self.discarded_widgets < DISCARDED_DUE:
+            release_freed_memory()
+            self.trims += 1
             return False  # (another paint's call, or the idle collection, came first)
         self._collect()
         return True
