@@ -102,3 +102,13 @@ def test_a_file_that_is_not_bert_wordpiece_is_refused() -> None:
     for bad in ("", "{}", '{"model": {"type": "BPE", "vocab": {}}, "normalizer": {}, "pre_tokenizer": {}}', "[1, 2]"):
         with pytest.raises(ValueError):
             WordPiece.from_json(bad, max_tokens=128)
+
+
+def test_a_text_of_ever_new_characters_keeps_the_character_memo_bounded(monkeypatch) -> None:
+    from core.semantic import wordpiece
+
+    monkeypatch.setattr(wordpiece, "CHAR_MEMO", 300)
+    text = "".join(chr(cp) for cp in range(0x4E00, 0x4E00 + 1000)) + " é Ünïcödé, façade!"
+    assert OURS.encode(text) == REFERENCE.encode(text).ids
+    assert len(wordpiece._CHARS) <= 300
+    assert OURS.encode("Ünïcödé, façade!") == REFERENCE.encode("Ünïcödé, façade!").ids

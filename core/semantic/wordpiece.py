@@ -34,6 +34,7 @@ from . import bert_tables
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 WORD_MEMO = 50_000  # words remembered with their pieces (transcripts repeat most of theirs)
+CHAR_MEMO = 65_536  # code points remembered (a text of random characters must not grow it without end)
 _SPECIALS = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
 
 
@@ -60,6 +61,8 @@ class _CharMap(dict[int, str]):
             out = "σ"
         else:
             out = ch
+        if len(self) >= CHAR_MEMO:
+            self.clear()  # (what is still used comes back at its next sight)
         self[cp] = out
         return out
 
