@@ -65,12 +65,13 @@ def probe() -> tuple[dict[str, list[tuple[int, int]]], dict[int, str]]:
         elif out == f" {ch} ":
             cjk.append(cp)
         else:
-            if unicodedata.normalize("NFD", ch) != ch and out == ch.lower() != unicodedata.normalize("NFD", ch).lower():
+            nfd = unicodedata.normalize("NFD", ch)
+            if nfd != ch and out == ch.lower() != nfd.lower():  # kept whole, where Python would decompose it
                 composed.append(cp)
             words = [w for w, _ in pre.pre_tokenize_str(f"a{ch}b")]
             if words == ["a", ch, "b"]:
                 punct.append(cp)
-            elif unicodedata.normalize("NFD", ch) == ch and out != ch.lower() and len(out) == 1:
+            elif nfd == ch and out != ch.lower() and len(out) == 1:
                 lowered[cp] = out
     print(f"tokenizers {tokenizers.__version__}: {len(gone)} gone, {len(space)} space, {len(cjk)} CJK, {len(punct)} punct, "
           f"{len(lowered)} lowered, {len(composed)} composed", file=sys.stderr)

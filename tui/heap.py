@@ -26,8 +26,8 @@ landing inside keystrokes and session opens. So:
 
 After each full collection the pages it freed go back to the system (glibc keeps
 them otherwise), and so after each paint of the reader that did not collect: what a
-conversation's load built and dropped in its thread's malloc arena. Only start-up objects are frozen: frozen objects are never
-collected as cycles, and widgets (which hold cycles) come and go as conversations
+conversation's load built and dropped in its thread's malloc arena. Only start-up
+objects are frozen: frozen objects are never collected as cycles, and widgets (which hold cycles) come and go as conversations
 are opened.
 """
 

@@ -35,7 +35,7 @@ from . import bert_tables
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 WORD_MEMO = 50_000  # words remembered with their pieces (transcripts repeat most of theirs)
 CHAR_MEMO = 65_536  # code points remembered (a text of random characters must not grow it without end)
-_SPECIALS = re.compile("|".join(re.escape(t) for t in SPECIAL_TOKENS))
+_SPECIALS = re.compile("(" + "|".join(re.escape(t) for t in SPECIAL_TOKENS) + ")")  # (split keeps them)
 
 
 def _within(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
@@ -120,9 +120,15 @@ class WordPiece:
         """``[CLS]``, the text's pieces (at most ``max_tokens`` - 2), ``[SEP]``."""
         room = self.max_tokens - 2
         ids: list[int] = [self.cls]
+        # text, then special token and text in turn: a special token written in the text is
+        # its own id, as tokenizers matches them before normalising
         parts = _SPECIALS.split(text) if "[" in text else [text]
-        specials = _SPECIALS.findall(text) if len(parts) > 1 else []
         for at, part in enumerate(parts):
+            if at % 2:
+                ids.append(self._specials[part])
+                if len(ids) > room:
+                    return [*ids[: room + 1], self.sep]
+                continue
             for word in words(part):
                 pieces = self._words.get(word)
                 if pieces is None:
@@ -131,10 +137,6 @@ class WordPiece:
                         self._words.clear()
                     self._words[word] = pieces
                 ids.extend(pieces)
-                if len(ids) > room:
-                    return [*ids[: room + 1], self.sep]
-            if at < len(specials):
-                ids.append(self._specials[specials[at]])
                 if len(ids) > room:
                     return [*ids[: room + 1], self.sep]
         ids.append(self.sep)
