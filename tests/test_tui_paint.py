@@ -6,6 +6,8 @@
 * A hit row drawn for one keystroke is reused by the next when it shows the same thing:
   the same strips as a fresh drawing, carrying the row's new place (what a click on it
   selects), and drawn in the new theme's colours after a theme change.
+* A row new to the list draws only its lines not drawn before (a session's line stays
+  while the snippet's marks change), and draws them exactly as Textual's OptionList does.
 * The app sets Textual's frame rate to 120 before Textual loads, unless the user chose one.
 """
 
@@ -17,13 +19,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.theme import Theme
 from textual.visual import Visual
-from textual.widgets import Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from tui.widgets.hit_rows import Rows
 from tui.widgets.query_box import QueryBox
 from tui.widgets.search_pane import HitList
 
@@ -79,8 +84,14 @@ class ListApp(App):
         yield HitList(id="hits")
 
 
+def row(head: str, snippet: str) -> Rows:
+    """A hit row as the app builds one (:func:`tui.widgets.hit_rows.compact_hit`)."""
+    content = Content.assemble((head, "bold $text-accent"), (" · ", "$text-muted"), ("claude", "$text-secondary"), "\n  ", snippet)
+    return Rows(content.plain, list(content.spans), content.cell_length, strip_control_codes=False)
+
+
 def rows(*texts: str) -> list[Option]:
-    return [Option(Content.assemble((text, "bold $text-accent"), "\n  snippet of " + text), id=f"h{i}") for i, text in enumerate(texts)]
+    return [Option(row(text, "snippet of " + text), id=f"h{i}") for i, text in enumerate(texts)]
 
 
 def drawn(hit_list: HitList) -> list[list[tuple[str, object]]]:
@@ -105,10 +116,12 @@ async def test_a_row_kept_by_the_next_keystroke_is_reused_at_its_new_place(monke
             return to_strips(cls, *args, **kwargs)
 
         monkeypatch.setattr(Visual, "to_strips", classmethod(counted))
+        lines_drawn = hit_list._line_drawer.drawn
         hit_list.set_options(rows("gamma", "alpha", "delta"))
         await pilot.pause()
         reused = drawn(hit_list)
-        assert drawings == 1  # only "delta" is new
+        assert drawings == 0  # the hit rows are drawn a line at a time
+        assert hit_list._line_drawer.drawn - lines_drawn == 2  # only "delta" is new
         monkeypatch.undo()
 
         fresh_app = ListApp()
@@ -150,3 +163,71 @@ def test_the_app_repaints_at_120_frames_unless_the_user_chose(chosen: str | None
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == expected
+
+
+async def test_a_new_row_draws_only_the_line_not_drawn_before() -> None:
+    app = ListApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        hit_list = app.query_one(HitList)
+        hit_list.set_options([Option(row("alpha", "the flaky test"), id="h0")])
+        await pilot.pause()
+        before = hit_list._line_drawer.drawn
+        marked = Content.assemble("the ", ("flaky", "bold $text-warning"), " test")  # the next key marks a word
+        hit_list.set_options([Option(row("alpha", marked), id="h0")])
+        await pilot.pause()
+        assert hit_list._line_drawer.drawn - before == 1  # the snippet's line; the session's line was drawn
+        again = drawn(hit_list)
+        fresh_app = ListApp()
+        async with fresh_app.run_test(size=(60, 12)) as fresh_pilot:
+            fresh = fresh_app.query_one(HitList)
+            fresh.set_options([Option(row("alpha", marked), id="h0")])
+            await fresh_pilot.pause()
+            assert again == drawn(fresh)
+
+
+# texts a row may hold: wide CJK and emoji, combining marks, tabs, Textual markup's brackets
+LINE_TEXT = st.text(alphabet=st.sampled_from([*"ab Z_./:-[]$\t", "\u2192", "\u754c", "\U0001f600", "\u00e9", "\u0301"]), max_size=90)
+STYLES = st.sampled_from(["bold $text-accent", "$text-muted", "bold", "$text-secondary", "reverse", "italic $text-muted", "bold $text-warning"])
+
+
+@st.composite
+def styled_lines(draw: st.DrawFn) -> Content:
+    text = draw(LINE_TEXT)
+    content = Content(text)
+    for _ in range(draw(st.integers(0, 4))):
+        start = draw(st.integers(0, len(text)))
+        content = content.stylize(draw(STYLES), start, draw(st.integers(start, len(text))))
+    return content
+
+
+class PaddedListApp(ListApp):
+    CSS = "HitList > .option-list--option { padding: 0 2 0 1; }"
+
+
+@pytest.mark.parametrize("app_class", [ListApp, PaddedListApp])
+async def test_rows_drawn_a_line_at_a_time_are_what_optionlist_draws(app_class: type[ListApp]) -> None:
+    app = app_class()
+    async with app.run_test(size=(48, 12)) as pilot:
+        hit_list = app.query_one(HitList)
+        await pilot.pause()
+        padding = hit_list.get_component_styles("option-list--option").padding
+        assert padding == ((0, 0, 0, 0) if app_class is ListApp else (0, 2, 0, 1))
+        width = hit_list.scrollable_content_region.width - hit_list._get_left_gutter_width()
+        styles = [hit_list.get_visual_style("option-list--option"), hit_list.get_visual_style("option-list--option-highlighted")]
+
+        @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(lines=st.lists(styled_lines(), min_size=1, max_size=3), index=st.integers(0, 30), highlighted=st.booleans())
+        @example(lines=[Content("x" * 80).stylize("bold", 40, 60), Content("\u754c" * 30 + "\tend")], index=3, highlighted=False)  # (wider than the list: cut, with an ellipsis)
+        def check(lines: list[Content], index: int, highlighted: bool) -> None:
+            content = Content("\n").join(lines)
+            prompt = Rows(content.plain, list(content.spans), content.cell_length, strip_control_codes=False)
+            option = Option(prompt)
+            hit_list._option_to_index[option] = index  # (OptionList's own drawing reads the option's place here)
+            style = styles[highlighted]
+            ours = hit_list._line_drawer.draw(hit_list, prompt.lines, style, width, padding, index)
+            theirs = OptionList._get_option_render(hit_list, option, style)
+            assert ours is not None
+            assert [list(strip) for strip in ours] == [list(strip) for strip in theirs]
+            assert [strip.cell_length for strip in ours] == [strip.cell_length for strip in theirs]
+
+        check()

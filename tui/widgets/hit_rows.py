@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from textual.content import Content
@@ -34,6 +35,11 @@ class Rows(Content):
     keystroke; wrapping text that already fits was a third of that paint. A line that
     would not fit (a terminal narrower than the 24 cells a row is laid out for at least)
     ends in an ellipsis instead of spilling onto a line of its own."""
+
+    @cached_property
+    def lines(self) -> list[Content]:
+        """The row's lines (what the hit list draws and remembers one at a time)."""
+        return self.split("\n", allow_blank=True)
 
     def get_height(self, rules: Any, width: int) -> int:
         return self.plain.count("\n") + 1

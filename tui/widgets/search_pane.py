@@ -41,8 +41,9 @@ from core.query.syntax import phrase_note
 
 from .. import tasks
 from ..messages import SearchFinished
-from .hit_rows import hit_prompt, open_prompt
+from .hit_rows import Rows, hit_prompt, open_prompt
 from .query_box import QueryBox
+from .row_lines import LineDrawer
 
 if TYPE_CHECKING:
     from textual import getters
@@ -69,6 +70,7 @@ class HitList(OptionList):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._rows_drawn: LRUCache[tuple[str, tuple[Span, ...], Style, Spacing, int], tuple[list[Strip], int]] = LRUCache(ROWS_DRAWN_KEPT)
+        self._line_drawer = LineDrawer()  # (a row not drawn before may share a line with one that was)
 
     def _get_option_render(self, option: Option, style: Style) -> list[Strip]:
         """A row as OptionList draws it, remembered across lists by what it shows: the next
@@ -84,8 +86,11 @@ class HitList(OptionList):
         index = places[option]
         drawn = self._rows_drawn.get(key)
         if drawn is None:
-            strips = super()._get_option_render(option, style)
+            lines = prompt.lines if isinstance(prompt, Rows) else None
+            width = self.scrollable_content_region.width - self._get_left_gutter_width()
+            strips = (lines and self._line_drawer.draw(self, lines, style, width, padding, index)) or super()._get_option_render(option, style)
             self._rows_drawn[key] = (strips, index)
+            drawn_rows[(option, style, padding)] = strips
             return strips
         strips, drawn_at = drawn
         if drawn_at != index:  # (the new place goes last: a segment's own meta wins over a base style)
@@ -99,6 +104,7 @@ class HitList(OptionList):
 
     def notify_style_update(self) -> None:
         self._rows_drawn.clear()  # a new theme: the same text is drawn in other colours
+        self._line_drawer.clear()
         super().notify_style_update()
 
     def action_cursor_up_or_input(self) -> None:
