@@ -4,8 +4,9 @@ A keystroke's hit list mostly shows rows seen at the keystroke before, or rows o
 whose lines was: a session's line stays while its snippet's marks change, and a snippet
 stays while the session's "+N more" moves. OptionList draws a whole row through
 Textual's general path (wrapping, links, text selection, a padding visual around it),
-which was most of the paint of a keystroke whose rows were new (~1 ms a row; the hits'
-screen update 16 ms at p50 on the 1.8 GB bench, 7.5 ms with rows drawn for free).
+which was most of the paint of a keystroke whose rows were new (~1 ms a row; on the 1.8 GB
+bench the hits' screen update took 16 ms at p50, 7.5 ms when a probe handed every row back
+from a memo).
 
 The hit list's rows (:class:`~tui.widgets.hit_rows.Rows`) need none of that: lines
 laid out to the width already, no links, never wrapped. :class:`LineDrawer` draws
