@@ -8,6 +8,8 @@
   selects), and drawn in the new theme's colours after a theme change.
 * A row new to the list draws only its lines not drawn before (a session's line stays
   while the snippet's marks change), and draws them exactly as Textual's OptionList does.
+* The hit list first overflowing as a query is typed lays out nothing (it keeps its
+  scrollbar's column).
 * The app sets Textual's frame rate to 120 before Textual loads, unless the user chose one.
 """
 
@@ -28,6 +30,9 @@ from textual.visual import Visual
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from core.fixtures.demo import DEFAULT_NOW
+from tui.app import make_app
+from tui.testing import settle, wait_for
 from tui.widgets.hit_rows import Rows
 from tui.widgets.query_box import QueryBox
 from tui.widgets.search_pane import HitList
@@ -231,3 +236,33 @@ async def test_rows_drawn_a_line_at_a_time_are_what_optionlist_draws(app_class: 
             assert [strip.cell_length for strip in ours] == [strip.cell_length for strip in theirs]
 
         check()
+
+
+async def test_hits_first_overflowing_the_list_lay_out_nothing(demo_home) -> None:
+    """The hit list keeps its scrollbar's column: a scrollbar appearing when the list first
+    overflows (a query's second or third letter) laid out the whole screen again."""
+    home, _ = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=(100, 16)) as pilot:
+        await settle(pilot)
+        app.main.action_focus_search()
+        pane = app.main.search_pane
+        await pilot.press("t")
+        await wait_for(pilot, lambda: pane.shown_query == "t", what="hits for 't'")
+        await settle(pilot)
+        hit_list = app.main.query_one(HitList)
+        assert hit_list.max_scroll_y == 0  # the hits fit (there are none yet)
+        layouts = 0
+        refresh_layout = app.screen._refresh_layout
+
+        def counted(*args, **kwargs):
+            nonlocal layouts
+            layouts += 1
+            return refresh_layout(*args, **kwargs)
+
+        app.screen._refresh_layout = counted  # type: ignore[method-assign]
+        await pilot.press(*"est")
+        await wait_for(pilot, lambda: pane.shown_query == "test", what="hits for 'test'")
+        await settle(pilot)
+        assert hit_list.max_scroll_y > 0  # now they overflow
+        assert layouts == 0

@@ -30,8 +30,9 @@ from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.content import Content, Span
-from textual.geometry import Spacing
+from textual.geometry import Size, Spacing
 from textual.message import Message
+from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.style import Style
 from textual.widgets import Input, OptionList, Static
@@ -60,6 +61,11 @@ class HitList(OptionList):
 
     class NearEnd(Message):
         pass
+
+    # its height is the pane's, never its rows': a new count of lines needs a repaint and the
+    # scrollbar's update (OptionList's _update_lines does both), not the whole screen laid out
+    # again (25-37 ms of a keystroke whose hit count changed; the app keeps the scrollbar's column)
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
 
     BINDINGS = [
         Binding("up", "cursor_up_or_input", "Up", show=False),
