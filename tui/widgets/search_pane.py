@@ -92,21 +92,28 @@ class HitList(OptionList):
         index = places[option]
         drawn = self._rows_drawn.get(key)
         if drawn is None:
-            lines = prompt.lines if isinstance(prompt, Rows) else None
-            width = self.scrollable_content_region.width - self._get_left_gutter_width()
-            strips = (lines and self._line_drawer.draw(self, lines, style, width, padding, index)) or super()._get_option_render(option, style)
+            strips = self._draw_row(option, prompt, style, padding, index)
             self._rows_drawn[key] = (strips, index)
-            drawn_rows[(option, style, padding)] = strips
-            return strips
-        strips, drawn_at = drawn
-        if drawn_at != index:  # (the new place goes last: a segment's own meta wins over a base style)
-            place = RichStyle.from_meta({"option": index})
-            strips = [
-                Strip([Segment(text, own + place if own else place, control) for text, own, control in strip], strip.cell_length)
-                for strip in strips
-            ]
+        else:
+            strips, drawn_at = drawn
+            if drawn_at != index:  # (the new place goes last: a segment's own meta wins over a base style)
+                place = RichStyle.from_meta({"option": index})
+                strips = [
+                    Strip([Segment(text, own + place if own else place, control) for text, own, control in strip], strip.cell_length)
+                    for strip in strips
+                ]
         drawn_rows[(option, style, padding)] = strips  # its other lines: OptionList's own cache
         return strips
+
+    def _draw_row(self, option: Option, prompt: Content, style: Style, padding: Spacing, index: int) -> list[Strip]:
+        """A row not drawn before: one of the app's rows a line at a time (lines drawn for earlier
+        rows are reused), anything else as OptionList draws it."""
+        if isinstance(prompt, Rows):
+            width = self.scrollable_content_region.width - self._get_left_gutter_width()
+            strips = self._line_drawer.draw(self, prompt.lines, style, width, padding, index)
+            if strips is not None:
+                return strips
+        return super()._get_option_render(option, style)
 
     def notify_style_update(self) -> None:
         self._rows_drawn.clear()  # a new theme: the same text is drawn in other colours
