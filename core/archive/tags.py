@@ -10,6 +10,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from .catalog import TEMP_IN_MEMORY
+
 
 class TagStore:
     def __init__(self, directory: Path) -> None:
@@ -22,6 +24,7 @@ class TagStore:
         if self._conn is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=10, isolation_level=None)
+            self._conn.execute(TEMP_IN_MEMORY)
             self._conn.execute("CREATE TABLE IF NOT EXISTS tags(session_id TEXT NOT NULL, tag TEXT NOT NULL, PRIMARY KEY(session_id, tag))")
         return self._conn
 
