@@ -20,6 +20,7 @@ complete answer, not scrolled to where its partial first hit went.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.segment import Segment
@@ -30,7 +31,7 @@ from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.containers import Vertical
 from textual.content import Content, Span
-from textual.geometry import Size, Spacing
+from textual.geometry import Region, Size, Spacing
 from textual.message import Message
 from textual.reactive import Reactive
 from textual.strip import Strip
@@ -75,8 +76,25 @@ class HitList(OptionList):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self._pass_lines: list[tuple[int, int]] | None = None  # see render_lines
         self._rows_drawn: LRUCache[tuple[str, tuple[Span, ...], Style, Spacing, int], tuple[list[Strip], int]] = LRUCache(ROWS_DRAWN_KEPT)
         self._line_drawer = LineDrawer()  # (a row not drawn before may share a line with one that was)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # OptionList brings its lines up to date once a pass, then again for each line it draws
+        # (~60 us a line: the content region, the gutter, the options' count); a pass changes no
+        # option, so each line reads the lines of the pass
+        self._update_lines()
+        self._pass_lines = self._line_cache.lines
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_lines = None
+
+    @property
+    def _lines(self) -> Sequence[tuple[int, int]]:
+        lines = self._pass_lines
+        return super()._lines if lines is None else lines
 
     def _get_option_render(self, option: Option, style: Style) -> list[Strip]:
         """A row as OptionList draws it, remembered across lists by what it shows: the next
@@ -88,6 +106,8 @@ class HitList(OptionList):
         if places is None or drawn_rows is None or not isinstance(prompt, Content) or getattr(option, "_divider", True):
             return super()._get_option_render(option, style)
         padding = self.get_component_styles("option-list--option").padding
+        if (strips := drawn_rows.get((option, style, padding))) is not None:
+            return strips  # the row's other lines, or a repaint: drawn for this list already
         key = (prompt.plain, tuple(prompt.spans), style, padding, self.scrollable_content_region.width)
         index = places[option]
         drawn = self._rows_drawn.get(key)
