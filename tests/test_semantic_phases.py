@@ -428,6 +428,74 @@ def test_while_typing_meaning_uses_the_finished_words(embedded: Path):
         assert not [h for h in archive.search("the midnight extr", typing=True) if h.by_meaning]  # two finished words: not prose
 
 
+def test_the_background_job_starts_its_work_only_once_searches_pause(tmp_path: Path, monkeypatch):
+    """Started while someone types (the app starts it two seconds after its first sync, and again
+    after each live change), the job loads no model and looks at no passage until the searches
+    pause: that work shares the interpreter with them too."""
+    import threading
+
+    import core.semantic.embedder as embedder
+    from core.archive.catalog import Catalog
+    from core.archive.semantic_job import QUIET_AFTER_SEARCH
+    from core.semantic.vectors import VectorStore
+
+    write_demo_corpus(tmp_path)
+    in_job: list[tuple[str, float]] = []  # what the job's thread did, when
+    real_load, real_docs, real_prepare = embedder.load, Catalog.docs, VectorStore.prepare
+
+    def load(*args, **kwargs):
+        in_job.append(("model", time.monotonic()))
+        return real_load(*args, **kwargs)
+
+    def docs(self, *args, **kwargs):
+        if threading.current_thread().name == "relay-search-embed":
+            in_job.append(("passages", time.monotonic()))
+        return real_docs(self, *args, **kwargs)
+
+    def prepare(self):
+        in_job.append(("a pass", time.monotonic()))
+        return real_prepare(self)
+
+    def keys_while(start_job) -> float:
+        """Searches every 0.1 s for 1.5 s, ``start_job`` called after the first; when the last came."""
+        first = last = time.monotonic()
+        archive.search("rollover_period")
+        start_job()
+        while time.monotonic() - first < 1.5:
+            time.sleep(0.1)
+            last = time.monotonic()
+            archive.search("rollover_period")
+        return last
+
+    monkeypatch.setattr(embedder, "load", load)
+    monkeypatch.setattr(Catalog, "docs", docs)
+    monkeypatch.setattr(VectorStore, "prepare", prepare)
+    with _archive(tmp_path) as archive:
+        archive.sync()
+        last = keys_while(archive.embed_in_background)
+        assert archive.wait_semantic(timeout=300)
+        early = [(what, round(at - last, 3)) for what, at in in_job if at < last + QUIET_AFTER_SEARCH - 0.05]
+        assert early == [], early
+        assert {what for what, _ in in_job} == {"model", "a pass", "passages"}
+
+        in_job.clear()  # a live change while someone types: a new session, a new pass
+        t = ClaudeTranscript("3c2b1a09-8f7e-4d6c-9b5a-4e3d2c1b0a9f", cwd="/home/dev/late", start=datetime(2026, 11, 23, tzinfo=timezone.utc))
+        t.user("why does the nightly export stall at the third batch?")
+        t.assistant("The connection pool ran dry: each batch held a connection until the next began.")
+        t.write_under(tmp_path / ".claude" / "projects")
+
+        def changed() -> None:
+            archive.sync()
+            archive.embed_in_background()
+
+        last = keys_while(changed)
+        assert archive.wait_semantic(timeout=300)
+        assert archive.semantic.counts()[0] == archive.semantic.counts()[1]
+    early = [(what, round(at - last, 3)) for what, at in in_job if at < last + QUIET_AFTER_SEARCH - 0.05]
+    assert early == [], early
+    assert {what for what, _ in in_job} == {"a pass", "passages"}
+
+
 def test_a_long_lived_writer_s_embedding_waits_while_searches_come(tmp_path: Path, monkeypatch):
     """The app, mcp and serve embed in the background; a search (a keystroke in the app) makes that
     job wait QUIET_AFTER_SEARCH, so the two never share the interpreter during a burst of keys."""

@@ -208,15 +208,24 @@ class SemanticJob:
         self._quiet_until = time.monotonic() + QUIET_AFTER_SEARCH
 
     def _paced(self, embed: Callable[[str], np.ndarray], text: str) -> np.ndarray:
+        self._wait_quiet()
+        return embed(text)
+
+    def _wait_quiet(self) -> None:
+        """Until no search came for QUIET_AFTER_SEARCH (or closing): before each model run, before
+        loading the model (importing onnxruntime, the tokenizer, the session: ~125 ms of the
+        interpreter on the bench machine) and before each pass over the passages (one starts after
+        every live change). The app starts the job two seconds after its first sync, often while
+        someone types their first query, and the keys shared the interpreter with that work."""
         while (wait := self._quiet_until - time.monotonic()) > 0 and not self._stop.is_set():
             self._stop.wait(wait)
-        return embed(text)
 
     def _run(self) -> None:
         try:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # Linux: this thread only
         except (AttributeError, OSError):
             pass
+        self._wait_quiet()
         embedder = self.embedder()  # (also the query side's: a long-lived process's first prose query is quick)
         if embedder is None:  # the files passed their checks, yet the runtime or the tokenizer refused them
             self._failure = self._failure or self.state().reason or "the model failed to load"
@@ -251,6 +260,7 @@ class SemanticJob:
         rebuild (:meth:`paused`) or closing cut it short."""
         self._again.clear()
         epoch = self._epoch
+        self._wait_quiet()  # (a pass starts again after each live change; a foreground ``index`` never waits)
         self.store.prepare()
         self.store.remove_damaged()
         alive, ts = alive_passages(self._archive._snapshot)
