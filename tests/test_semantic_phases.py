@@ -486,6 +486,7 @@ def test_the_background_job_starts_its_work_only_once_searches_pause(tmp_path: P
 
         def changed() -> None:
             archive.sync()
+            archive.search("rollover_period")  # (keys came while it synced, however long that took)
             archive.embed_in_background()
 
         last = keys_while(changed)
