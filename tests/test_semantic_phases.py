@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -428,6 +429,19 @@ def test_while_typing_meaning_uses_the_finished_words(embedded: Path):
         assert not [h for h in archive.search("the midnight extr", typing=True) if h.by_meaning]  # two finished words: not prose
 
 
+def _keys(archive: Archive, start_job: Callable[[], None] = lambda: None) -> tuple[float, float]:
+    """A burst of keys: a search every 0.1 s for 1.5 s, ``start_job`` called after the first;
+    when the first and the last came."""
+    first = last = time.monotonic()
+    archive.search("rollover_period")
+    start_job()
+    while time.monotonic() - first < 1.5:
+        time.sleep(0.1)
+        last = time.monotonic()
+        archive.search("rollover_period")
+    return first, last
+
+
 def test_the_background_job_starts_its_work_only_once_searches_pause(tmp_path: Path, monkeypatch):
     """Started while someone types (the app starts it two seconds after its first sync, and again
     after each live change), the job loads no model and looks at no passage until the searches
@@ -456,23 +470,12 @@ def test_the_background_job_starts_its_work_only_once_searches_pause(tmp_path: P
         in_job.append(("a pass", time.monotonic()))
         return real_prepare(self)
 
-    def keys_while(start_job) -> float:
-        """Searches every 0.1 s for 1.5 s, ``start_job`` called after the first; when the last came."""
-        first = last = time.monotonic()
-        archive.search("rollover_period")
-        start_job()
-        while time.monotonic() - first < 1.5:
-            time.sleep(0.1)
-            last = time.monotonic()
-            archive.search("rollover_period")
-        return last
-
     monkeypatch.setattr(embedder, "load", load)
     monkeypatch.setattr(Catalog, "docs", docs)
     monkeypatch.setattr(VectorStore, "prepare", prepare)
     with _archive(tmp_path) as archive:
         archive.sync()
-        last = keys_while(archive.embed_in_background)
+        _, last = _keys(archive, archive.embed_in_background)
         assert archive.wait_semantic(timeout=300)
         early = [(what, round(at - last, 3)) for what, at in in_job if at < last + QUIET_AFTER_SEARCH - 0.05]
         assert early == [], early
@@ -489,7 +492,7 @@ def test_the_background_job_starts_its_work_only_once_searches_pause(tmp_path: P
             archive.search("rollover_period")  # (keys came while it synced, however long that took)
             archive.embed_in_background()
 
-        last = keys_while(changed)
+        _, last = _keys(archive, changed)
         assert archive.wait_semantic(timeout=300)
         assert archive.semantic.counts()[0] == archive.semantic.counts()[1]
     early = [(what, round(at - last, 3)) for what, at in in_job if at < last + QUIET_AFTER_SEARCH - 0.05]
@@ -519,13 +522,7 @@ def test_a_long_lived_writer_s_embedding_waits_while_searches_come(tmp_path: Pat
         while len(started) < 3:  # the job is under way
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        first = time.monotonic()
-        archive.search("rollover_period")
-        last = first
-        while time.monotonic() - first < 1.5:  # keys keep coming
-            time.sleep(0.1)
-            last = time.monotonic()
-            archive.search("rollover_period")
+        first, last = _keys(archive)  # keys keep coming
         quiet = [t for t in started if first + 0.05 < t < last + QUIET_AFTER_SEARCH - 0.05]
         assert quiet == [], f"{len(quiet)} model runs while searches came"
         assert archive.wait_semantic(timeout=300)  # and it goes on afterwards
