@@ -88,3 +88,36 @@ async def test_a_live_update_of_the_open_conversation_is_not_use(demo_home) -> N
         _append(path, live, "The foghorn is wired.", "assistant", answer, prompt, "2026-11-20T11:59:40.000Z")
         await wait_for(pilot, lambda: sum(b.kind == "turn" for b in reader.blocks) == turns + 1, what="the new turn")
         assert time.monotonic() - app.heap.last_input > IDLE_SECONDS  # (the update did not count as use)
+
+
+async def test_what_a_finished_load_or_search_built_is_freed_without_a_full_collection(demo_home) -> None:
+    """A finished worker lives on in a reference cycle until a full collection, which the app
+    makes rare (above). When it kept what its work returned, every conversation opened and every
+    search typed stayed in memory until then: ~4 MB per open of a 2,000-turn session, ~44 MB over
+    the app bench's ten opens, and the malloc arenas they grew stayed after the collection."""
+    from tui.messages import ConversationLoaded, SearchFinished
+
+    home, _corpus = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        refs = [session_ref(info) for info in app.archive.list_sessions()[:3]]
+        assert len(refs) == 3
+        gc.collect()
+        gc.disable()  # (only reference counting frees anything from here)
+        try:
+            for ref in refs:
+                app.main.open_ref(ref)
+                await wait_for(pilot, lambda ref=ref: app.main.reader.is_open and app.main.reader.ref == ref, what=ref)
+                await settle(pilot)
+            for query in ("retry", "unit test", "checkout sidebar"):
+                app.main.query_one("#query").value = query
+                await wait_for(pilot, lambda query=query: app.main.search_pane.shown_query == query, what=query)
+                await settle(pilot)
+            alive = [o for o in gc.get_objects() if isinstance(o, ConversationLoaded | SearchFinished)]
+        finally:
+            gc.enable()
+        conversations = [o.ref for o in alive if isinstance(o, ConversationLoaded)]
+        searches = [o.query for o in alive if isinstance(o, SearchFinished)]
+        assert refs[0] not in conversations and refs[1] not in conversations
+        assert "retry" not in searches and "unit test" not in searches

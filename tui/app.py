@@ -152,14 +152,16 @@ class RelayApp(HoldsNotices, App[None]):
         The message is dropped if the worker was cancelled meanwhile (an exclusive
         group started a newer one), which is how stale searches disappear.
         """
-        archive = self.archive
         target = reply_to or self
+        # Popped when it runs, and the message not returned: a finished worker lives on in a
+        # reference cycle until a full collection (rare here, tui/heap.py), and with it what its
+        # work held. A conversation's blocks (~4 MB for 2,000 turns) piled up open after open.
+        work = [partial(fn, self.archive, *args, **kwargs)]
 
-        def run() -> Message | None:
-            message = fn(archive, *args, **kwargs)
+        def run() -> None:
+            message = work.pop()()
             if message is not None and not get_current_worker().is_cancelled:
                 target.post_message(message)
-            return message
 
         return self.run_worker(
             run, name=name or fn.__name__, group=group, exclusive=exclusive, thread=True, exit_on_error=False
