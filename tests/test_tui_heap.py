@@ -121,3 +121,51 @@ async def test_what_a_finished_load_or_search_built_is_freed_without_a_full_coll
         searches = [o.query for o in alive if isinstance(o, SearchFinished)]
         assert refs[0] not in conversations and refs[1] not in conversations
         assert "retry" not in searches and "unit test" not in searches
+
+
+def test_a_strip_cut_whole_is_itself_and_not_kept_in_itself() -> None:
+    """Textual kept a strip cut at its own width in its own cache: a cycle only a full
+    collection frees (tui/strip_cycles.py)."""
+    import sys
+
+    from rich.segment import Segment
+    from textual.strip import Strip
+
+    from tui.strip_cycles import keep_strips_out_of_cycles
+
+    keep_strips_out_of_cycles()
+    strip = Strip([Segment("hello "), Segment("world")], 11)
+    refs = sys.getrefcount(strip)
+    assert strip.divide([11]) == [strip] and strip.divide([11, 20]) == [strip]
+    assert strip.crop_extend(0, 11, None) is strip
+    assert sys.getrefcount(strip) == refs  # nothing of it points back at it
+    # and every other cut as Textual makes it
+    assert [s.text for s in strip.divide([5, 11])] == ["hello", " world"]
+    assert strip.crop_extend(0, 14, None).text == "hello world   "
+    assert strip.crop_extend(6, 11, None).text == "world"
+
+
+async def test_typing_leaves_no_strips_for_a_full_collection(demo_home) -> None:
+    """Each key repaints the hit list; its strips must be freed when the next paint drops
+    them, not pile up for the rare full collection (the app bench's 132 keys left ~22 MB)."""
+    from textual.strip import Strip
+
+    home, _corpus = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        gc.collect()
+        gc.disable()  # (only reference counting frees anything from here)
+        try:
+            for query in ("retry", "unit test", "checkout sidebar", "bm25 index"):
+                app.main.query_one("#query").value = query
+                await wait_for(pilot, lambda query=query: app.main.search_pane.shown_query == query, what=query)
+                await settle(pilot)
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            gc.collect()
+            strips = sum(isinstance(o, Strip) for o in gc.garbage)
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+        assert strips < 20, f"{strips} strips left in reference cycles"
