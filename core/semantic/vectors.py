@@ -37,7 +37,7 @@ from .embedder import DIM, MODEL_ID
 # (np.isin: kind="sort" throughout: doc ids span 2^24 per segment and keys 2^63, and isin's default
 # table method allocates the range: 75 ms of a one-shot search for 300 doc ids)
 MERGE_FILES = 24  # more files than this: the writer merges them into one
-SIMS_CHUNK = 8_192  # rows turned to float32 at a time for a query's cosines (3 MB, not a copy of the matrix)
+SIMS_CHUNK = 8_192  # rows turned to float32 at a time for a query's cosines (3 MB, not a copy of them all)
 # What reading a damaged, truncated or foreign file raises (a vanished one is FileNotFoundError, apart)
 UNREADABLE = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, MemoryError)
 # member → (dtype, row shape) of what the writer stores
@@ -59,7 +59,8 @@ class Vectors:
     doc_ids: np.ndarray
     row_docs: np.ndarray
     seqs: np.ndarray
-    matrix: np.ndarray  # float16, one row per slot
+    # float16, one row per slot: each file's rows as it was read, shared by the loads that list it
+    blocks: tuple[np.ndarray, ...]
     order: np.ndarray
     starts: np.ndarray
     files: tuple[str, ...] = ()
@@ -71,14 +72,23 @@ class Vectors:
 
     @property
     def rows(self) -> int:
-        return int(self.matrix.shape[0])
+        return int(self.row_docs.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """What a search holds in memory for these rows."""
+        return sum(b.nbytes for b in self.blocks) + self.row_docs.nbytes + self.seqs.nbytes + self.order.nbytes
 
     def row_cosines(self, query: np.ndarray) -> np.ndarray:
         """The cosine of every row with a unit query vector (float32), a chunk at a time."""
         q = query.astype(np.float32)
         out = np.empty(self.rows, dtype=np.float32)
-        for start in range(0, self.rows, SIMS_CHUNK):
-            out[start : start + SIMS_CHUNK] = self.matrix[start : start + SIMS_CHUNK].astype(np.float32) @ q
+        at = 0
+        for block in self.blocks:
+            for start in range(0, block.shape[0], SIMS_CHUNK):
+                chunk = block[start : start + SIMS_CHUNK]
+                out[at : at + chunk.shape[0]] = chunk.astype(np.float32) @ q
+                at += chunk.shape[0]
         return out
 
     def best(self, row_sims: np.ndarray) -> np.ndarray:
@@ -101,7 +111,7 @@ class Vectors:
 
 def _empty_vectors(files: tuple[str, ...] = (), damaged: tuple[str, ...] = ()) -> Vectors:
     none = np.zeros(0, dtype=np.int64)
-    return Vectors(none, none, none, np.zeros((0, DIM), dtype=np.float16), none, none, files, damaged)
+    return Vectors(none, none, none, (), none, none, files, damaged)
 
 
 EMPTY = _empty_vectors()
@@ -179,6 +189,11 @@ class VectorStore:
         self.model_id = model_id
         self._loaded: Vectors = EMPTY
         self._meta: dict[str, _FileRows | None] = {}  # file → its rows' ids (None: damaged); files never change
+        # file → (doc ids, seqs, vectors) as load() read it, while the file is listed: a load after the
+        # writer added a file reads that file alone. Reading every file again and joining them into one
+        # matrix held all of them read again and the new matrix at once, twice the vectors (22 MB at
+        # 1.8 GB), at the first search after each file the background job wrote.
+        self._read: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
 
     def _names(self) -> list[str]:
@@ -193,39 +208,40 @@ class VectorStore:
             names = tuple(self._names())
             if names == self._loaded.files:
                 return self._loaded
-            self._loaded = EMPTY  # the old matrix goes now (unless a search holds it), not after the new one is built
-            parts, damaged, kept = [], [], []
+            self._loaded = EMPTY  # the old rows go now (unless a search holds them), not after the new ones are read
+            self._read = {name: self._read[name] for name in names if name in self._read}  # (files merged away, too)
+            parts, damaged = [], []
             for name in names:
-                try:
-                    data = read_file(self.folder / name)
-                except FileNotFoundError:  # merged away by the writer meanwhile: its successor is listed next time
-                    continue
-                except UNREADABLE:
-                    damaged.append(name)
-                    self._meta[name] = None
-                    continue
-                self._meta[name] = _FileRows(data["doc_ids"], data["keys"])
-                kept.append(name)
-                parts.append(data)
+                part = self._read.get(name)
+                if part is None:
+                    if name in self._meta and self._meta[name] is None:  # damaged when first read (files never change)
+                        damaged.append(name)
+                        continue
+                    try:
+                        data = read_file(self.folder / name)
+                    except FileNotFoundError:  # merged away by the writer meanwhile: its successor is listed next time
+                        continue
+                    except UNREADABLE:
+                        damaged.append(name)
+                        self._meta[name] = None
+                        continue
+                    self._meta[name] = _FileRows(data["doc_ids"], data["keys"])
+                    part = self._read[name] = (data["doc_ids"], data["seqs"], data["vectors"])
+                parts.append(part)
             self._loaded = self._join(parts, names, tuple(damaged))
             return self._loaded
 
     @staticmethod
-    def _join(parts: list[dict[str, np.ndarray]], names: tuple[str, ...], damaged: tuple[str, ...]) -> Vectors:
+    def _join(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], names: tuple[str, ...], damaged: tuple[str, ...]) -> Vectors:
         if not parts:
             return _empty_vectors(names, damaged)
-        row_docs = np.concatenate([p["doc_ids"] for p in parts])
-        seqs = np.concatenate([p["seqs"] for p in parts])
-        # One float16 matrix filled file by file: concatenating and casting held copies at once (issue 25).
-        matrix = np.empty((row_docs.shape[0], DIM), dtype=np.float16)
-        start = 0
-        for p in parts:
-            n = p["vectors"].shape[0]
-            matrix[start : start + n] = p["vectors"]
-            start += n
+        row_docs = np.concatenate([doc_ids for doc_ids, _, _ in parts])
+        seqs = np.concatenate([seqs for _, seqs, _ in parts])
         order = np.argsort(row_docs, kind="stable").astype(np.int64)
         doc_ids, starts = np.unique(row_docs[order], return_index=True)  # (a doc embedded twice: both files' rows)
-        return Vectors(doc_ids, row_docs, seqs, matrix, order, starts.astype(np.int64), names, damaged)
+        # The files' vectors as read, not copied into one matrix (issue 25: no copy held beside another)
+        blocks = tuple(vectors for _, _, vectors in parts)
+        return Vectors(doc_ids, row_docs, seqs, blocks, order, starts.astype(np.int64), names, damaged)
 
     def _file_meta(self, name: str) -> _FileRows | None:
         """A file's doc ids and keys, checked as :meth:`load` checks them (headers, CRC) but without keeping
@@ -263,7 +279,7 @@ class VectorStore:
     def doc_ids(self) -> tuple[np.ndarray, list[str]]:
         """The passages the readable files hold (sorted, unique) and the damaged files, without their vectors.
 
-        What the writer needs to know what to embed, and what the stats count: only a search needs the matrix."""
+        What the writer needs to know what to embed, and what the stats count: only a search needs the vectors."""
         with self._lock:
             names = self._names()
             if tuple(names) == self._loaded.files:
