@@ -169,3 +169,20 @@ async def test_typing_leaves_no_strips_for_a_full_collection(demo_home) -> None:
             gc.garbage.clear()
             gc.enable()
         assert strips < 20, f"{strips} strips left in reference cycles"
+
+
+async def test_every_catalog_connection_of_the_app_keeps_a_small_page_cache(demo_home) -> None:
+    """Each thread that reads the catalog has a connection, each with its own page cache:
+    at SQLite's default the app held 17 MB of them after its bench (core/archive/catalog.py)."""
+    home, _corpus = demo_home
+    app = make_app(home, now=DEFAULT_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.main.query_one("#query").value = "retry"
+        await wait_for(pilot, lambda: app.main.search_pane.shown_query == "retry", what="the hits")
+        app.main.open_ref(session_ref(app.archive.list_sessions()[0]))
+        await wait_for(pilot, lambda: app.main.reader.is_open, what="the session")
+        await settle(pilot)
+        connections = list(app.archive.catalog._conns)
+        assert len(connections) >= 2  # (the sync's, the workers')
+        assert {conn.execute("PRAGMA cache_size").fetchone()[0] for conn in connections} == {-512}
