@@ -8,9 +8,9 @@ divides every line of every frame, so nearly every strip of every repaint took t
 
 The app makes full collections rare, at idle moments (``tui/heap.py``: one walks the whole
 heap, 120-150 ms), so these strips piled up: the app bench's 132 keys left ~184,000 objects
-(~22 MB of Python memory) for the next full collection, and the malloc arenas they grew
-stayed. Here the whole-strip cases answer before the cache: the same strips Textual would
-return, never stored in themselves.
+(~22 MB of Python memory, most of them strips, their caches and segments) for the next full
+collection, and the malloc arenas they grew stayed. Here the whole-strip cases answer before
+the cache: the same strips Textual would return, never stored in themselves.
 """
 
 from __future__ import annotations
