@@ -177,6 +177,7 @@ def test_a_big_sync_gives_the_writers_page_cache_back(demo_home, monkeypatch):
     """A big sync runs with a bigger SQLite page cache (core.archive.indexer._bulk_cache); a
     long-lived process must not keep it afterwards."""
     import core.archive.indexer as indexer
+    from core.archive.catalog import PAGE_CACHE_KIB
 
     home, _ = demo_home
     seen: list[int] = []
@@ -193,7 +194,7 @@ def test_a_big_sync_gives_the_writers_page_cache_back(demo_home, monkeypatch):
     try:
         archive.sync()
         assert seen and set(seen) == {-indexer.BULK_CACHE_KB}
-        assert archive.indexer.catalog.db.execute("PRAGMA cache_size").fetchone()[0] == -2000
+        assert archive.indexer.catalog.db.execute("PRAGMA cache_size").fetchone()[0] == -PAGE_CACHE_KIB  # (its own again)
         assert archive.search("watchdog")  # and the index is whole
     finally:
         archive.close()

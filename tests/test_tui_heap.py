@@ -174,6 +174,9 @@ async def test_typing_leaves_no_strips_for_a_full_collection(demo_home) -> None:
 async def test_every_catalog_connection_of_the_app_keeps_a_small_page_cache(demo_home) -> None:
     """Each thread that reads the catalog has a connection, each with its own page cache:
     at SQLite's default the app held 17 MB of them after its bench (core/archive/catalog.py)."""
+    from core.archive.catalog import PAGE_CACHE_KIB
+
+    assert PAGE_CACHE_KIB < 2000  # (SQLite's default)
     home, _corpus = demo_home
     app = make_app(home, now=DEFAULT_NOW)
     async with app.run_test(size=SIZE) as pilot:
@@ -185,4 +188,4 @@ async def test_every_catalog_connection_of_the_app_keeps_a_small_page_cache(demo
         await settle(pilot)
         connections = list(app.archive.catalog._conns)
         assert len(connections) >= 2  # (the sync's, the workers')
-        assert {conn.execute("PRAGMA cache_size").fetchone()[0] for conn in connections} == {-512}
+        assert {conn.execute("PRAGMA cache_size").fetchone()[0] for conn in connections} == {-PAGE_CACHE_KIB}

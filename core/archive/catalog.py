@@ -40,7 +40,7 @@ TEMP_IN_MEMORY = "PRAGMA temp_store=MEMORY"
 # many times over. The OS keeps the file's pages anyway; a miss is a read from it. At 512 KiB
 # the app held 8 MB, and its searches and opens were no slower. (A big sync raises the
 # writer's own: BULK_CACHE_KB.)
-PAGE_CACHE = "PRAGMA cache_size=-512"
+PAGE_CACHE_KIB = 512
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -286,7 +286,7 @@ class Catalog:
                     conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA busy_timeout=10000")
                 conn.execute(TEMP_IN_MEMORY)
-                conn.execute(PAGE_CACHE)
+                conn.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KIB}")
             except sqlite3.DatabaseError as exc:
                 if not_damage(exc) or unwritable(exc):
                     raise  # (a full disk, a read-only directory: the cache is fine)
