@@ -42,6 +42,7 @@ from .screens.dialogs import TagScreen
 from .screens.empty import EmptyScreen
 from .screens.help import HelpScreen
 from .screens.main import MainScreen
+from .strip_caches import make_strip_caches_when_used
 from .strip_cycles import keep_strips_out_of_cycles
 from .widgets.turn_view import warm_up_rendering
 
@@ -69,6 +70,7 @@ class RelayApp(HoldsNotices, App[None]):
     def __init__(self, config: Any, *, now: datetime | None = None, archive: Any = None) -> None:
         show_controls()  # a transcript's escapes are shown, never sent (before any text is built)
         keep_strips_out_of_cycles()  # so each repaint's strips are freed when dropped (see there)
+        make_strip_caches_when_used()  # a line's seven memo caches only when asked for (see there)
         super().__init__()
         _start_resource_tracker()  # before Textual captures sys.stderr (see there)
         self.config = config

@@ -1,0 +1,79 @@
+"""Textual's strips make their caches when first used, not each of seven when built.
+
+A :class:`textual.strip.Strip` is one line of a widget, and its constructor makes seven
+memo caches (a small ``FIFOCache`` object with a dict each) for the cuts, crops and
+styles it may be asked for. Most strips are asked for one or none, yet every strip
+carries all seven: ~900 bytes beside its segments. The app's reader and lists hold many
+lines, and the cached cuts of those lines are strips too: tracemalloc counted ~16,000
+strips live after the app bench's reader phase, ~14 MB of them empty caches.
+
+Here a strip is built with its segments and nothing else, and a cache comes into being
+the first time Textual reads it (an unset slot of a slotted class falls through to
+``__getattr__``): the same caches of the same sizes, made when needed, as Textual's own
+``Content`` does. The patch checks that a strip built by Textual's constructor has just
+these caches and attributes; a Textual whose ``Strip`` differs is left as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from rich.segment import Segment
+from textual.cache import FIFOCache
+from textual.strip import Strip
+
+_textual_init = Strip.__init__
+
+
+def made_by(init: Callable[..., None]) -> tuple[dict[str, int], dict[str, Any]] | None:
+    """Each cache a strip's constructor ``init`` makes (name → size) and its other attributes
+    (name → their value when not given); None when they are not what this module can defer."""
+    probe = Strip.__new__(Strip)
+    init(probe, [])
+    caches: dict[str, int] = {}
+    others: dict[str, Any] = {}
+    for name in Strip.__slots__:
+        value = getattr(probe, name, AttributeError)
+        if isinstance(value, FIFOCache):
+            if len(value) or type(value) is not FIFOCache:
+                return None
+            caches[name] = value._maxsize
+        elif name not in ("_segments", "_cell_length"):
+            if value is not None:  # (only attributes that start empty can start so here)
+                return None
+            others[name] = value
+    if len(caches) != 7 or set(others) != {"_render_cache", "_link_ids", "_cell_count"}:
+        return None  # (what _lean_init sets)
+    return caches, others
+
+
+_LAYOUT = made_by(_textual_init)
+
+
+def _lean_init(self: Strip, segments: Iterable[Segment], cell_length: int | None = None) -> None:
+    self._segments = list(segments)
+    self._cell_length = cell_length
+    self._render_cache = None
+    self._link_ids = None
+    self._cell_count = None
+
+
+def _cache_when_first_used(self: Strip, name: str) -> FIFOCache:
+    """The cache ``name`` on its first use (only then is its slot read while unset)."""
+    size = _LAYOUT[0].get(name) if _LAYOUT is not None else None
+    if size is None:
+        raise AttributeError(name)
+    cache: FIFOCache = FIFOCache(size)
+    setattr(self, name, cache)
+    return cache
+
+
+def make_strip_caches_when_used() -> bool:
+    """Patch :class:`Strip` (once; the app calls it when it is built). False: Textual's strips
+    are not as this module expects, and are left alone."""
+    if _LAYOUT is None:
+        return False
+    Strip.__init__ = _lean_init  # type: ignore[method-assign]
+    Strip.__getattr__ = _cache_when_first_used  # type: ignore[attr-defined]
+    return True
