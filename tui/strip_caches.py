@@ -12,6 +12,10 @@ the first time Textual reads it (an unset slot of a slotted class falls through 
 ``__getattr__``): the same caches of the same sizes, made when needed, as Textual's own
 ``Content`` does. The patch checks that a strip built by Textual's constructor has just
 these caches and attributes; a Textual whose ``Strip`` differs is left as it is.
+
+Cost: with ``__getattr__`` on the class, Python no longer specializes attribute reads of
+strips, yet building them is what cost: three repaints of 3,000 lines (built, crop-extended,
+divided, cropped, styled) ran in ~100 ms instead of ~250, and held 9.5 MB instead of 23.6.
 """
 
 from __future__ import annotations
