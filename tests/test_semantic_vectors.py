@@ -4,6 +4,7 @@ merges in float16 (issue 25), a passage's best slot (issue 34), foreign files re
 from __future__ import annotations
 
 import io
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 
 from core.semantic.embedder import DIM
 from core.semantic.passages import MAX_MESSAGE_SLOTS, MIN_MESSAGE_CHARS, slots, text_key
-from core.semantic.vectors import MERGE_FILES, VectorStore, read_file
+from core.semantic.vectors import MERGE_FILES, Vectors, VectorStore, read_file
 
 
 def rows(ids: list[int], seed: int) -> np.ndarray:
@@ -64,12 +65,19 @@ def test_a_passage_scores_its_best_slot_and_points_at_its_message(tmp_path: Path
     assert loaded.best_sequence(6, row_sims) is None
 
 
+def _load_and_its_peak(store: VectorStore) -> tuple[Vectors, int]:
+    """A load, and the most bytes Python held at once during it."""
+    tracemalloc.start()
+    try:
+        return store.load(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_load_after_the_writer_added_a_file_reads_that_file_alone(tmp_path: Path):
     """A long-lived process searches while its background job writes a file every few seconds:
     each load joined every file read again into a new matrix (twice the vectors held at once,
     22 MB at 1.8 GB). Now the files already read are kept as they are and only the new one is read."""
-    import tracemalloc
-
     store = VectorStore(tmp_path)
     store.prepare()
     written = []
@@ -80,12 +88,7 @@ def test_a_load_after_the_writer_added_a_file_reads_that_file_alone(tmp_path: Pa
     total = sum(b.nbytes for b in before.blocks)
     new = rows([1, 2], 99)
     add(store, [5000, 5001], new)
-    tracemalloc.start()
-    try:
-        after = store.load()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    after, peak = _load_and_its_peak(store)
     assert peak < total / 4, f"{peak} bytes held to add 2 rows to {total}"
     assert len(after.blocks) == 11 and all(a is b for a, b in zip(after.blocks, before.blocks))
     assert after.doc_ids.tolist() == list(range(2000)) + [5000, 5001]
@@ -97,19 +100,12 @@ def test_a_load_after_the_writer_added_a_file_reads_that_file_alone(tmp_path: Pa
 def test_a_search_holds_each_row_in_half_of_float16s_bytes_and_scores_it_as_stored(tmp_path: Path):
     """In memory a row is int8 with its own step: half of float16's bytes (11 MB less at 1.8 GB). A big
     (merged) file is converted a chunk at a time, so its float16 matrix is never held whole either."""
-    import tracemalloc
-
     store = VectorStore(tmp_path)
     store.prepare()
     vecs = rows(list(range(20_000)), 7)
     add(store, list(range(20_000)), vecs)
     as_stored = vecs.astype(np.float16)
-    tracemalloc.start()
-    try:
-        loaded = store.load()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    loaded, peak = _load_and_its_peak(store)
     assert sum(a.nbytes for a in (*loaded.blocks, *loaded.steps)) < 0.51 * as_stored.nbytes
     assert peak < 0.8 * as_stored.nbytes, f"{peak} bytes to load {as_stored.nbytes} bytes of float16"
     for query in (vecs[123], rows([0], 8)[0]):
