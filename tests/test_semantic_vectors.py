@@ -98,7 +98,7 @@ def test_a_load_after_the_writer_added_a_file_reads_that_file_alone(tmp_path: Pa
 
 
 def test_a_search_holds_each_row_in_half_of_float16s_bytes_and_scores_it_as_stored(tmp_path: Path):
-    """In memory a row is int8 with its own step: half of float16's bytes (11 MB less at 1.8 GB). A big
+    """In memory a row is int8 with its own step: half of float16's bytes (15 MB instead of 29 at 1.8 GB). A big
     (merged) file is converted a chunk at a time, so its float16 matrix is never held whole either."""
     store = VectorStore(tmp_path)
     store.prepare()
