@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.heap import IDLE_SECONDS, OLD_THRESHOLD, IdleCollector
-from tui.testing import settle, wait_for
+from tui.testing import settle, show_hits, wait_for
 from tui.widgets.sessions_pane import session_ref
 
 SIZE = (120, 40)
@@ -25,13 +25,6 @@ def _reference_counting_only() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-async def _search(app, pilot, query: str) -> None:
-    """``query`` in the search box, its hits shown."""
-    app.main.query_one("#query").value = query
-    await wait_for(pilot, lambda: app.main.search_pane.shown_query == query, what=query)
-    await settle(pilot)
 
 
 def test_collects_only_when_idle_and_something_aged() -> None:
@@ -129,7 +122,7 @@ async def test_what_a_finished_load_or_search_built_is_freed_without_a_full_coll
                 await wait_for(pilot, lambda ref=ref: app.main.reader.is_open and app.main.reader.ref == ref, what=ref)
                 await settle(pilot)
             for query in ("retry", "unit test", "checkout sidebar"):
-                await _search(app, pilot, query)
+                await show_hits(pilot, query)
             alive = [o for o in gc.get_objects() if isinstance(o, ConversationLoaded | SearchFinished)]
         conversations = [o.ref for o in alive if isinstance(o, ConversationLoaded)]
         searches = [o.query for o in alive if isinstance(o, SearchFinished)]
@@ -173,7 +166,7 @@ async def test_typing_leaves_no_strips_for_a_full_collection(demo_home) -> None:
         await settle(pilot)
         with _reference_counting_only():
             for query in ("retry", "unit test", "checkout sidebar", "bm25 index"):
-                await _search(app, pilot, query)
+                await show_hits(pilot, query)
             gc.set_debug(gc.DEBUG_SAVEALL)  # (what a collection finds is kept in gc.garbage, to count)
             try:
                 gc.collect()
@@ -194,7 +187,7 @@ async def test_every_catalog_connection_of_the_app_keeps_a_small_page_cache(demo
     app = make_app(home, now=DEFAULT_NOW)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await _search(app, pilot, "retry")
+        await show_hits(pilot, "retry")
         app.main.open_ref(session_ref(app.archive.list_sessions()[0]))
         await wait_for(pilot, lambda: app.main.reader.is_open, what="the session")
         await settle(pilot)

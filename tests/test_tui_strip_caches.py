@@ -18,7 +18,7 @@ from textual.strip import Strip
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.strip_caches import _textual_init, made_by, make_strip_caches_when_used
-from tui.testing import settle, wait_for
+from tui.testing import settle, show_hits
 
 CACHES = ("_divide_cache", "_crop_cache", "_style_cache", "_filter_cache", "_line_length_cache",
           "_crop_extend_cache", "_offsets_cache")
@@ -137,9 +137,7 @@ async def test_the_apps_strips_carry_only_the_caches_they_used(demo_home, textua
     app = make_app(home, now=DEFAULT_NOW)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.main.query_one("#query").value = "checkout sidebar"
-        await wait_for(pilot, lambda: app.main.search_pane.shown_query == "checkout sidebar", what="its hits")
-        await settle(pilot)
+        await show_hits(pilot, "checkout sidebar")
         strips = [o for o in gc.get_objects() if isinstance(o, Strip)]
         lean = sum(sum(_unset(s, name) for name in CACHES) >= 5 for s in strips)
     assert len(strips) > 100 and lean > len(strips) / 2, (lean, len(strips))

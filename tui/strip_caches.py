@@ -21,7 +21,6 @@ divided, cropped, styled) ran in ~100 ms instead of ~250, and held 9.5 MB instea
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from rich.segment import Segment
 from textual.cache import FIFOCache
@@ -30,29 +29,29 @@ from textual.strip import Strip
 _textual_init = Strip.__init__
 
 
-def made_by(init: Callable[..., None]) -> tuple[dict[str, int], dict[str, Any]] | None:
-    """Each cache a strip's constructor ``init`` makes (name → size) and its other attributes
-    (name → their value when not given); None when they are not what this module can defer."""
+def made_by(init: Callable[..., None]) -> dict[str, int] | None:
+    """Each cache a strip's constructor ``init`` makes (name → size); None when the strip it builds
+    is not what :func:`_lean_init` can stand in for (seven empty caches; the rest empty but the segments)."""
     probe = Strip.__new__(Strip)
     init(probe, [])
     caches: dict[str, int] = {}
-    others: dict[str, Any] = {}
+    empty: set[str] = set()
     for name in Strip.__slots__:
         value = getattr(probe, name, AttributeError)
-        if isinstance(value, FIFOCache):
-            if len(value) or type(value) is not FIFOCache:
-                return None
+        if name in ("_segments", "_cell_length"):
+            continue
+        if type(value) is FIFOCache and not len(value):
             caches[name] = value._maxsize
-        elif name not in ("_segments", "_cell_length"):
-            if value is not None:  # (only attributes that start empty can start so here)
-                return None
-            others[name] = value
-    if len(caches) != 7 or set(others) != {"_render_cache", "_link_ids", "_cell_count"}:
+        elif value is None:
+            empty.add(name)
+        else:
+            return None
+    if len(caches) != 7 or empty != {"_render_cache", "_link_ids", "_cell_count"}:
         return None  # (what _lean_init sets)
-    return caches, others
+    return caches
 
 
-_LAYOUT = made_by(_textual_init)
+_CACHE_SIZES = made_by(_textual_init)
 
 
 def _lean_init(self: Strip, segments: Iterable[Segment], cell_length: int | None = None) -> None:
@@ -65,7 +64,7 @@ def _lean_init(self: Strip, segments: Iterable[Segment], cell_length: int | None
 
 def _cache_when_first_used(self: Strip, name: str) -> FIFOCache:
     """The cache ``name`` on its first use (only then is its slot read while unset)."""
-    size = _LAYOUT[0].get(name) if _LAYOUT is not None else None
+    size = _CACHE_SIZES.get(name) if _CACHE_SIZES is not None else None
     if size is None:
         raise AttributeError(name)
     cache: FIFOCache = FIFOCache(size)
@@ -76,7 +75,7 @@ def _cache_when_first_used(self: Strip, name: str) -> FIFOCache:
 def make_strip_caches_when_used() -> bool:
     """Patch :class:`Strip` (once; the app calls it when it is built). False: Textual's strips
     are not as this module expects, and are left alone."""
-    if _LAYOUT is None:
+    if _CACHE_SIZES is None:
         return False
     Strip.__init__ = _lean_init  # type: ignore[method-assign]
     Strip.__getattr__ = _cache_when_first_used  # type: ignore[attr-defined]

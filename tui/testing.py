@@ -28,6 +28,14 @@ async def wait_for(pilot: Pilot, predicate: Callable[[], Any], timeout: float = 
         await pilot.pause(0.02)
 
 
+async def show_hits(pilot: Pilot, query: str) -> None:
+    """``query`` put in the search box (as pasted, not typed key by key) and its hits shown, settled."""
+    app: Any = pilot.app
+    app.main.query_one("#query").value = query
+    await wait_for(pilot, lambda: app.main.search_pane.shown_query == query, what=f"hits for {query!r}")
+    await settle(pilot)
+
+
 def palette_offers(app: Any, title: str) -> bool:
     """The command palette is open with ``title`` as its highlighted command (what Enter runs)."""
     found = app.screen.query(CommandList)

@@ -153,10 +153,14 @@ def read_file(path: Path, members: tuple[str, ...] = tuple(COLUMNS)) -> dict[str
     """The checked ``members`` of one vector file; raises one of :data:`UNREADABLE` for a bad file."""
     with zipfile.ZipFile(path) as zf:
         _check_headers(zf, tuple(COLUMNS))
-        out = {}
-        for name in members:
-            with zf.open(f"{name}.npy") as f:  # (a member's CRC-32 is checked as it is read to the end)
-                out[name] = np.lib.format.read_array(f, allow_pickle=False)
+        return _read_members(zf, members)
+
+
+def _read_members(zf: zipfile.ZipFile, members: tuple[str, ...]) -> dict[str, np.ndarray]:
+    out = {}
+    for name in members:
+        with zf.open(f"{name}.npy") as f:  # (a member's CRC-32 is checked as it is read to the end)
+            out[name] = np.lib.format.read_array(f, allow_pickle=False)
     return out
 
 
@@ -184,10 +188,7 @@ def read_for_search(path: Path) -> tuple[dict[str, np.ndarray], np.ndarray, np.n
     row_bytes = COLUMNS["vectors"][0].itemsize * DIM
     with zipfile.ZipFile(path) as zf:
         n_rows = _check_headers(zf, tuple(COLUMNS))
-        out = {}
-        for name in ("doc_ids", "seqs", "keys"):
-            with zf.open(f"{name}.npy") as f:
-                out[name] = np.lib.format.read_array(f, allow_pickle=False)
+        out = _read_members(zf, ("doc_ids", "seqs", "keys"))
         rows, steps = np.empty((n_rows, DIM), dtype=np.int8), np.empty(n_rows, dtype=np.float32)
         with zf.open("vectors.npy") as f:
             _skip_header(f)
