@@ -527,3 +527,65 @@ def test_a_long_lived_writer_s_embedding_waits_while_searches_come(tmp_path: Pat
         assert quiet == [], f"{len(quiet)} model runs while searches came"
         assert archive.wait_semantic(timeout=300)  # and it goes on afterwards
         assert archive.semantic.counts()[0] == archive.semantic.counts()[1]
+
+
+def test_a_burst_of_keys_during_a_batch_s_last_model_run_holds_off_the_rest_of_the_batch(tmp_path: Path, monkeypatch):
+    """Keys that begin during a batch's last model run: the batch's file is not written, the next
+    batch's passages are not read and the files are not merged until the searches pause (each is
+    work in the interpreter the keys share; model runs alone were paced before)."""
+    import threading
+
+    import core.archive.semantic_job as semantic_job
+    import core.semantic.embedder as embedder
+    from core.archive.catalog import Catalog
+    from core.semantic.vectors import VectorStore
+
+    quiet = semantic_job.QUIET_AFTER_SEARCH
+    write_demo_corpus(tmp_path)
+    monkeypatch.setattr(semantic_job, "FILE_BATCH", 1)  # a batch per passage: most model runs end one
+    steps: list[tuple[str, float]] = []  # the job's steps other than model runs, when each began
+    searches: list[float] = []
+    in_run = threading.Event()
+    real_run, real_docs, real_add, real_merge = embedder.Embedder.embed_one, Catalog.docs, VectorStore.add, VectorStore.merge
+    real_searched = semantic_job.SemanticJob.searched
+
+    def slow_run(self, text):
+        in_run.set()
+        time.sleep(0.03)  # a model run long enough for a burst to begin inside it
+        try:
+            return real_run(self, text)
+        finally:
+            in_run.clear()
+
+    def step(name: str, real):
+        def recorded(self, *args, **kwargs):
+            if threading.current_thread().name == "relay-search-embed":
+                steps.append((name, time.monotonic()))
+            return real(self, *args, **kwargs)
+
+        return recorded
+
+    def searched(self):
+        searches.append(time.monotonic())
+        real_searched(self)
+
+    monkeypatch.setattr(embedder.Embedder, "embed_one", slow_run)
+    monkeypatch.setattr(Catalog, "docs", step("passages read", real_docs))
+    monkeypatch.setattr(VectorStore, "add", step("file written", real_add))
+    monkeypatch.setattr(VectorStore, "merge", step("files merged", real_merge))
+    monkeypatch.setattr(semantic_job.SemanticJob, "searched", searched)
+    with _archive(tmp_path) as archive:
+        archive.sync()
+        archive.embed_in_background()
+        bursts = []
+        for _ in range(4):  # each begins inside a model run; most runs are their batch's last
+            assert in_run.wait(timeout=120)
+            searches.clear()
+            _keys(archive)
+            bursts.append((searches[0], searches[-1]))
+            time.sleep(quiet + 0.2)  # the job goes on between bursts
+        assert archive.wait_semantic(timeout=300)
+        assert archive.semantic.counts()[0] == archive.semantic.counts()[1]
+    during = [(what, round(at - first, 3)) for what, at in steps for first, last in bursts if first < at < last + quiet - 0.05]
+    assert during == [], during
+    assert {what for what, _ in steps} == {"passages read", "file written", "files merged"}

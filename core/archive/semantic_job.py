@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 FILE_BATCH = 64  # passages per vector file (~300 slots, a few seconds: what an interrupted run loses at most)
 MAX_FAILURES = 3  # passes failing in a row before the job gives up and the stats say why
 NO_TEXT = 0  # the key of a passage without text (a real text's key is 0 once in 2^63)
-TRIM_EVERY = 64
-QUIET_AFTER_SEARCH = 0.5  # seconds a long-lived process's background embedding waits after a search  # model runs between returning freed memory to the system (issue 25)
+TRIM_EVERY = 64  # model runs between returning freed memory to the system (issue 25)
+QUIET_AFTER_SEARCH = 0.5  # seconds a long-lived process's background embedding waits after a search
 
 Progress = Callable[[int, int], None]  # (passages embedded, passages to embed) after each batch
 
@@ -214,9 +214,12 @@ class SemanticJob:
     def _wait_quiet(self) -> None:
         """Until no search came for QUIET_AFTER_SEARCH (or closing): before each model run, before
         loading the model (importing onnxruntime, the tokenizer, the session: ~125 ms of the
-        interpreter on the bench machine) and before each pass over the passages (one starts after
-        every live change). The app starts the job two seconds after its first sync, often while
-        someone types their first query, and the keys shared the interpreter with that work."""
+        interpreter on the bench machine), before each pass over the passages (one starts after
+        every live change), and before each step of a pass that is not a model run: a batch's
+        passages cut into slots, its file written, the files merged. The app starts the job two
+        seconds after its first sync, often while someone types their first query, and the keys
+        shared the interpreter with that work; a burst of keys that began during a batch's last
+        model run met the next batch's preparation, which nothing paced."""
         while (wait := self._quiet_until - time.monotonic()) > 0 and not self._stop.is_set():
             self._stop.wait(wait)
 
@@ -272,6 +275,7 @@ class SemanticJob:
         if progress is not None:
             progress(0, total)
         for start in range(0, total, FILE_BATCH):
+            self._wait_quiet()  # (not holding the lock: a rebuild must not wait for someone's typing)
             with self._batch_lock:  # a rebuild waits for this batch; its doc ids mean other passages after it
                 if self._stop.is_set() or self._again.is_set() or self._epoch != epoch:
                     self._again.set()
@@ -282,6 +286,7 @@ class SemanticJob:
             self.pending = max(0, total - done)
             if progress is not None:
                 progress(done, total)
+        self._wait_quiet()
         self.store.merge(alive)
         return done, total
 
@@ -321,6 +326,7 @@ class SemanticJob:
             vectors[i] = known[slot.key]
         ids = np.array([doc_id for doc_id, _ in rows], dtype=np.int64)
         seqs = np.array([slot.sequence for _, slot in rows], dtype=np.int64)
+        self._wait_quiet()  # (its last model run may have ended in someone's burst of keys)
         self.store.add(ids, seqs, keys, vectors)
 
     @contextmanager
