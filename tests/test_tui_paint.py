@@ -20,6 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -266,3 +267,37 @@ async def test_hits_first_overflowing_the_list_lay_out_nothing(demo_home) -> Non
         await settle(pilot)
         assert hit_list.max_scroll_y > 0  # now they overflow
         assert layouts == 0
+
+
+def test_a_session_s_line_is_made_once_for_the_keystrokes_that_show_it_and_says_what_changed() -> None:
+    """A compact row's first line does not depend on the query: the next keystroke's row for the
+    same session reuses it (half of making a row), and a session whose count, age or place
+    changed gets a line that says so."""
+    from datetime import timedelta
+
+    from core.model import SearchHit
+    from tui.widgets import hit_rows
+
+    stamp = DEFAULT_NOW - timedelta(hours=3)
+    hit = SearchHit(
+        session_id="5d1f0c2e-0000-4000-8000-00000000beef", slug="brave-otter", session_number=2, project="/home/me/lighthouse",
+        agent="claude", turn_number=7, sequence=3, score=1.0, snippet="the retry budget ran out under load", ref="brave-otter#2:7",
+        timestamp=stamp.isoformat(), more_in_session=4,
+    )  # fmt: skip
+    hit_rows._head.cache_clear()
+    first = hit_rows.compact_hit(hit, "retry", DEFAULT_NOW, 60)
+    second = hit_rows.compact_hit(hit, "budget", DEFAULT_NOW, 60)
+    assert hit_rows._head.cache_info().hits == 1
+    head = first.plain.split("\n")[0]
+    assert head == second.plain.split("\n")[0]
+    assert head.startswith("brave-otter#2:7 · ") and "claude" in head and head.endswith("+4 more · 3h ago")
+    assert first.spans[-1] != second.spans[-1]  # the snippet marks what each query matched
+
+    def head_of(**changed) -> str:
+        return hit_rows.compact_hit(msgspec.structs.replace(hit, **changed), "retry", DEFAULT_NOW, 60).plain.split("\n")[0]
+
+    assert head_of(more_in_session=9).endswith("+9 more · 3h ago")
+    assert head_of(timestamp=(DEFAULT_NOW - timedelta(days=2)).isoformat()).endswith("+4 more · 2d ago")
+    assert head_of(turn_number=8, ref="brave-otter#2:8").startswith("brave-otter#2:8 · ")
+    assert "claude sub" in head_of(is_sidechain=True)
+    assert "codex" in head_of(agent="codex") and "/home/me/harbo…" in head_of(project="/home/me/harbour")

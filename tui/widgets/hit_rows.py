@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from textual.content import Content
@@ -23,6 +23,7 @@ from ..formatting import around_match, highlight, one_line, query_terms, relativ
 SEPARATOR = " · "
 MEANING_LABEL = "by meaning · "  # a hit hybrid recall found though none of the query's words did
 MIN_PROJECT = 10  # cells a cut project name needs to still say something
+HEADS_KEPT = 512  # compact rows' first lines remembered across keystrokes (a page is 25 rows)
 
 
 NO_WRAP: RulesMap = {"text_wrap": "nowrap", "text_overflow": "ellipsis"}
@@ -77,18 +78,33 @@ def compact_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content
     agent, the project, the word "more", then the count).
     """
     width = max(width, 24)
-    reference = _reference(hit)
+    head = _head(
+        hit_label(hit), hit.turn_number, relative_time(hit.timestamp, now), hit.more_in_session,
+        hit.project, hit.agent, hit.is_sidechain, width,
+    )  # fmt: skip
+    snippet = Content("  ") + _snippet(hit, query, width - 2)
+    if getattr(hit, "by_meaning", False):  # hybrid recall found it, none of the words did
+        label = Content.styled(MEANING_LABEL, "$text-muted italic")
+        snippet = Content("  ") + label + _snippet(hit, query, width - 2 - label.cell_length)
+    row = Content("\n").join([head, snippet])
+    return Rows(row.plain, list(row.spans), row.cell_length, strip_control_codes=False)
+
+
+@lru_cache(maxsize=HEADS_KEPT)
+def _head(label: str, turn: int | None, relative: str, more: int, project: str | None, agent: str, sidechain: bool, width: int) -> Content:
+    """A compact row's first line. It does not depend on the query, so the next keystroke's rows,
+    about half of them the same sessions, find theirs drawn (half of a row's making)."""
+    reference = Content.assemble((label, "bold $text-accent"), (f":{turn}" if turn is not None else "", "$text-accent"))
     if reference.cell_length > width - 8:
         reference = Content.styled(one_line(reference.plain, width - 8), "bold $text-accent")
-    relative = relative_time(hit.timestamp, now)
     room = width - reference.cell_length - 2
     ages = [relative]
-    if hit.more_in_session:  # grouped: the rest of the session is one enter (then n/N) away
-        ages = [f"+{hit.more_in_session} more · {relative}", f"+{hit.more_in_session} · {relative}", relative]
+    if more:  # grouped: the rest of the session is one enter (then n/N) away
+        ages = [f"+{more} more · {relative}", f"+{more} · {relative}", relative]
     age = next((a for a in ages if len(a) <= room), "")
     room -= len(age)  # what is left for project and agent
-    project = hit.project or "—"
-    agent = hit.agent + (" sub" if hit.is_sidechain else "")
+    project = project or "—"
+    agent = agent + (" sub" if sidechain else "")
     project_room = room - len(agent) - 2 * len(SEPARATOR)
     head = reference
     if project_room >= min(len(project), MIN_PROJECT):  # project and agent
@@ -100,13 +116,7 @@ def compact_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content
         )
     elif room - len(SEPARATOR) >= min(len(project), MIN_PROJECT):  # the project alone (a stub like "in…" says nothing)
         head += Content.assemble((SEPARATOR, "$text-muted"), (one_line(project, room - len(SEPARATOR)), "bold"))
-    head = spread(head, Content.styled(age, "$text-muted"), width)
-    snippet = Content("  ") + _snippet(hit, query, width - 2)
-    if getattr(hit, "by_meaning", False):  # hybrid recall found it, none of the words did
-        label = Content.styled(MEANING_LABEL, "$text-muted italic")
-        snippet = Content("  ") + label + _snippet(hit, query, width - 2 - label.cell_length)
-    row = Content("\n").join([head, snippet])
-    return Rows(row.plain, list(row.spans), row.cell_length, strip_control_codes=False)
+    return spread(head, Content.styled(age, "$text-muted"), width)
 
 
 def roomy_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
