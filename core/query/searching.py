@@ -7,22 +7,21 @@ per turn (its best passage), the page, a snippet from the turn's rarest match, a
 per-session grouping with its "+N more" count.
 
 Where the passages' rows come from is a small strategy (:class:`Passages`): the
-embedded cache's catalog (:class:`CatalogPassages`, what :meth:`Archive.search
-<core.api.Archive.search>` uses) or the team store's (``core.team.search.Docs``),
-so both stores build hits with this one code.
+embedded cache's catalog (:class:`~core.query.passages.CatalogPassages`, what
+:meth:`Archive.search <core.api.Archive.search>` uses) or the team store's
+(``core.team.search.Docs``), so both stores build hits with this one code.
 """
 
 from __future__ import annotations
 
-import bisect
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from msgspec.structs import replace
 
-from core.archive.catalog import DOC_HEADER_COLUMNS, Catalog
+from core.archive.catalog import Catalog
 from core.archive.library import FileEntry, Library
 from core.archive.scope import Scope
 from core.index.bm25 import Hit, Snapshot
@@ -31,91 +30,16 @@ from core.refs import format_reference
 from core.views import Resolved
 
 from . import execute as query_exec
-from . import hybrid, landing, snippets
+from . import hybrid, landing
 from . import syntax as query_syntax
 from .meaning import meant_text, semantic_query
+from .passages import CatalogPassages, Passages, remembered_headers
 from .ranking import in_total_order
 from .syntax import Query
 
 if TYPE_CHECKING:
     from core.archive.semantic_job import SemanticJob
     from core.semantic.vectors import Vectors
-
-
-class Passages(Protocol):
-    """The indexed passages (``docs`` rows) behind ranked hits, in one store."""
-
-    def docs(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """The rows of these passages (those still there)."""
-        ...
-
-    def headers(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Their rows without the text (file, turn, messages, time, side): what grouping reads."""
-        ...
-
-    def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
-        """The main-stream turn during which a subagent's work (at ``ts``) happened."""
-        ...
-
-    def snippet(self, file_id: int, doc: dict[str, Any], terms: list[str], rarity: dict[str, float] | None) -> str:
-        """The snippet a hit on passage ``doc`` shows."""
-        ...
-
-
-class CatalogPassages:
-    """The embedded cache's passages: the catalog's ``docs`` table."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-
-    def docs(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        return self.catalog.docs(doc_ids)
-
-    def headers(self, doc_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        return self.catalog.docs(doc_ids, DOC_HEADER_COLUMNS)
-
-    def parent_turn(self, lib: Library, session_id: str, ts: str | None) -> int | None:
-        mains = [e for e in lib.files_of(session_id) if e.kind == "main"]
-        best = None
-        for entry in mains:
-            row = self.catalog.db.execute(
-                "SELECT turn FROM docs WHERE file_id=? AND side=0 AND ts<=? ORDER BY ts DESC LIMIT 1", (entry.file_id, ts or "")
-            ).fetchone()
-            if row is not None:
-                best = entry.turn_base + row[0]
-        return best
-
-    def parent_turns(self, lib: Library, session_id: str) -> Callable[[str | None], int | None]:
-        """:meth:`parent_turn` for many passages of one session: its main turns read once."""
-        tables = []
-        for entry in (e for e in lib.files_of(session_id) if e.kind == "main"):
-            rows = self.catalog.db.execute(
-                "SELECT ts, turn FROM docs WHERE file_id=? AND side=0 AND ts IS NOT NULL ORDER BY ts", (entry.file_id,)
-            ).fetchall()
-            tables.append((entry.turn_base, [r[0] for r in rows], [r[1] for r in rows]))
-
-        def parent(ts: str | None) -> int | None:
-            best = None
-            for base, stamps, turns in tables:
-                i = bisect.bisect_right(stamps, ts or "") - 1
-                if i >= 0:
-                    best = base + turns[i]
-            return best
-
-        return parent
-
-    def snippet(self, file_id: int, doc: dict[str, Any], terms: list[str], rarity: dict[str, float] | None) -> str:
-        """From whichever passage of the turn shows the rarest match (the scored one on ties)."""
-        body = doc["body"] or ""
-        if rarity is None:
-            return snippets.snippet(body, terms)
-
-        def passages() -> Iterator[str]:
-            yield body
-            rows = self.catalog.db.execute("SELECT body FROM docs WHERE file_id=? AND turn=? ORDER BY part", (file_id, doc["turn"]))
-            yield from (r[0] for r in rows if r[0] and r[0] != body)
-
-        return snippets.best_snippet(passages(), terms, rarity=rarity)
 
 
 def _meant_sequence(by_meaning: Mapping[int, int | None] | None, doc_id: int, first_seq: int) -> int:
@@ -289,7 +213,7 @@ def grouped(
     *, snippets: bool = True, by_meaning: Mapping[int, int | None] | None = None, messages: Messages | None = None,
 ) -> list[SearchHit]:
     """One hit per session (its best turn), with ``more_in_session``: its other matching turns."""
-    docs = passages.headers([h.doc_id for h in raw])  # the window's hundreds of texts are not needed: the page's are read below
+    docs = remembered_headers(lib, passages, [h.doc_id for h in raw])  # the window's hundreds of texts are not needed: the page's are read below
     lib.prefetch_files(h.file_id for h in raw)
 
     def session_of(file_id: int) -> str | None:
