@@ -107,3 +107,27 @@ def test_a_listing_page_builds_only_its_sessions_and_equals_the_full_listing(dem
             expected = session_filters.listed(session_filters.matching(full, now=archive._now, **picked), slug=None)
             assert lazy_page == expected[offset : offset + limit], filters
         assert [s.session_id for s in archive.list_sessions(tags=["important"])] == [some[-1].session_id]
+
+
+def test_a_grouped_search_builds_only_its_page_s_sessions_and_answers_as_the_full_build(demo_home) -> None:
+    """Grouping reads the window's files for hundreds of sessions on a real archive; only the page's
+    sessions are built (their chains numbered, projects named), and the hits are the full build's."""
+    home, _ = demo_home
+    archive = open_archive(home)
+    try:
+        queries = [("te", True), ("test", True), ("the", False), ("billing", True)]
+        lazy_hits = [archive.search(q, group="session", limit=2, typing=typing) for q, typing in queries]
+        lib = archive.library
+        built = {sid for sid, info in lib._one.items() if info is not None}
+        page = {h.session_id for hits in lazy_hits for h in hits}
+        assert page and page <= built
+        assert built <= {s.session_id for sid in page for s in lib.chain(sid)}  # the page's chains, no more
+        read = set(lib._one_files)
+        assert len(read - built) > 0  # the window's other sessions: their files only
+        full = Library(archive.catalog, archive.tags.all(), now=lib._now, scope=archive.scope)
+        for sid in read:
+            assert lib.files_of(sid) == full.session_files.get(sid, []), sid
+        lib._build()  # the same searches over the full build
+        assert [archive.search(q, group="session", limit=2, typing=typing) for q, typing in queries] == lazy_hits
+    finally:
+        archive.close()

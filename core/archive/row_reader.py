@@ -81,12 +81,16 @@ class RowReader:
                 if key in chains:
                     chains[key].append(found_row)
         ids = [fid for members in chains.values() for r in members for fid in json.loads(r["file_ids"])]
+        return chains, self.files(ids)
+
+    def files(self, file_ids: list[int]) -> dict[int, dict]:
+        """These files' rows (:data:`FILE_COLUMNS`) by file id, in batches."""
         files: dict[int, dict] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
+        for start in range(0, len(file_ids), 500):
+            batch = file_ids[start : start + 500]
             where = f"WHERE file_id IN ({','.join('?' * len(batch))})"
             files.update((r["file_id"], r) for r in self._catalog.files(FILE_COLUMNS, where, batch))
-        return chains, files
+        return files
 
     def prefetch(self, session_ids: list[str]) -> None:
         """Read the session rows not looked up yet, in batches (see :meth:`row`)."""

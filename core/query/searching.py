@@ -275,6 +275,7 @@ def hits(
     (:mod:`core.query.landing`); without, the passage's first message (a by-meaning one: its slot's)."""
     docs = passages.docs([h.doc_id for h in raw])
     lib.prefetch_files(h.file_id for h in raw)
+    lib.load_sessions(entry.session_id for h in raw if (entry := lib.file(h.file_id)) is not None)  # (in one batch)
     found: list[tuple[SearchHit, Hit, dict]] = []  # (hit, its raw index hit, its doc), in ranked order
     for h in raw:
         doc = docs.get(h.doc_id)
