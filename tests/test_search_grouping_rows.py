@@ -69,14 +69,13 @@ def test_typing_reads_a_passage_s_row_once_and_answers_as_rows_read_afresh(tmp_p
         monkeypatch.setattr(passages_module, "HEADERS_KEPT", 3)  # remembering almost nothing: the same answers
         archive.library.memo.clear()
         assert _typed(archive) == first
-        monkeypatch.setattr(passages_module, "remembered_headers", lambda lib, passages, ids: passages.headers(ids))
         monkeypatch.setattr("core.query.searching.remembered_headers", lambda lib, passages, ids: passages.headers(ids))
         assert _typed(archive) == first  # (rows read afresh at every keystroke)
     finally:
         archive.close()
 
 
-def test_a_new_turn_is_counted_at_the_next_keystroke(tmp_path: Path, header_reads) -> None:
+def test_a_new_turn_is_counted_at_the_next_keystroke(tmp_path: Path) -> None:
     _write(tmp_path)
     archive = open_archive(tmp_path)
     try:

@@ -275,7 +275,7 @@ class SemanticJob:
         if progress is not None:
             progress(0, total)
         for start in range(0, total, FILE_BATCH):
-            self._wait_quiet()  # (not holding the lock: a rebuild must not wait for someone's typing)
+            self._wait_quiet()  # (before taking the lock: a rebuild waits for a batch, not for the typing between them)
             with self._batch_lock:  # a rebuild waits for this batch; its doc ids mean other passages after it
                 if self._stop.is_set() or self._again.is_set() or self._epoch != epoch:
                     self._again.set()
@@ -326,7 +326,7 @@ class SemanticJob:
             vectors[i] = known[slot.key]
         ids = np.array([doc_id for doc_id, _ in rows], dtype=np.int64)
         seqs = np.array([slot.sequence for _, slot in rows], dtype=np.int64)
-        self._wait_quiet()  # (its last model run may have ended in someone's burst of keys)
+        self._wait_quiet()  # (its last model run may have ended in someone's burst of keys; a rebuild waits this out too)
         self.store.add(ids, seqs, keys, vectors)
 
     @contextmanager

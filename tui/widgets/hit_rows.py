@@ -61,9 +61,9 @@ def hit_label(hit: Any) -> str:
     return hit.slug or hit.session_id[:8]
 
 
-def _reference(hit: Any) -> Content:
-    turn = f":{hit.turn_number}" if hit.turn_number is not None else ""
-    return Content.assemble((hit_label(hit), "bold $text-accent"), (turn, "$text-accent"))
+def _reference(label: str, turn: int | None) -> Content:
+    """``slug#n:turn``, as both layouts start a row."""
+    return Content.assemble((label, "bold $text-accent"), (f":{turn}" if turn is not None else "", "$text-accent"))
 
 
 def _snippet(hit: Any, query: str, width: int) -> Content:
@@ -91,10 +91,10 @@ def compact_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content
 
 
 @lru_cache(maxsize=HEADS_KEPT)
-def _head(label: str, turn: int | None, relative: str, more: int, project: str | None, agent: str, sidechain: bool, width: int) -> Content:
+def _head(label: str, turn: int | None, relative: str, more: int | None, project: str | None, agent: str, sidechain: bool, width: int) -> Content:
     """A compact row's first line. It does not depend on the query, so the next keystroke's rows,
     about half of them the same sessions, find theirs drawn (half of a row's making)."""
-    reference = Content.assemble((label, "bold $text-accent"), (f":{turn}" if turn is not None else "", "$text-accent"))
+    reference = _reference(label, turn)
     if reference.cell_length > width - 8:
         reference = Content.styled(one_line(reference.plain, width - 8), "bold $text-accent")
     room = width - reference.cell_length - 2
@@ -122,7 +122,7 @@ def _head(label: str, turn: int | None, relative: str, more: int, project: str |
 def roomy_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content:
     """Reference and age, project and agent, then two lines of snippet, matches marked."""
     width = max(width, 24)
-    head = spread(_reference(hit), Content.styled(relative_time(hit.timestamp, now), "$text-muted"), width)
+    head = spread(_reference(hit_label(hit), hit.turn_number), Content.styled(relative_time(hit.timestamp, now), "$text-muted"), width)
     meaning = 12 if getattr(hit, "by_meaning", False) else 0
     room = width - len(hit.agent) - (12 if hit.is_sidechain else 2) - meaning  # one line, even at 80 columns
     project = one_line(hit.project or "—", max(room, 8))
