@@ -44,6 +44,7 @@ from core.query.syntax import phrase_note
 from .. import tasks
 from ..messages import SearchFinished
 from .hit_rows import Rows, hit_prompt, open_prompt
+from .paint_hold import PaintHold
 from .query_box import QueryBox
 from .row_lines import LineDrawer
 
@@ -204,6 +205,7 @@ class SearchPane(Vertical):
         self.complete = True  # False while the last page came back full: there may be more
         self._loading_more = False
         self._rendered_width: int | None = None  # the hit list width hits were laid out for
+        self._paint_hold = PaintHold(self)
 
     def compose(self) -> ComposeResult:
         yield QueryBox(placeholder="Search conversations…   ( / )", id="query")
@@ -212,6 +214,9 @@ class SearchPane(Vertical):
 
     def on_mount(self) -> None:
         self.set_class(True, "-idle")
+
+    def on_unmount(self) -> None:
+        self._paint_hold.release()
 
     def _set_idle(self, idle: bool) -> None:
         """Idle: no query, no hit list (and the sessions pane has the column back)."""
@@ -236,6 +241,7 @@ class SearchPane(Vertical):
             self.query_one(HitList).clear_options()
             self._status("Type to search every conversation.")
             self._set_idle(True)
+            self._paint_hold.release()
             return
         if self.app.archive is None:
             return
@@ -295,6 +301,8 @@ class SearchPane(Vertical):
     @on(Input.Changed, "#query")
     def _query_changed(self, event: Input.Changed) -> None:
         event.stop()
+        if self.query_text.strip() and self.app.archive is not None:
+            self._paint_hold.hold()  # the echo waits for the hits (released in _show_hits)
         self.run_search()
 
     @on(Input.Submitted, "#query")
@@ -357,6 +365,7 @@ class SearchPane(Vertical):
         else:
             text = f"No hits for {message.query!r}" + (f" ({filters})" if filters else "")
         self._status(text)
+        self._paint_hold.release()
 
     def _append_page(self, message: SearchFinished) -> None:
         """A further page: append its rows (the ones shown are not laid out again)."""
