@@ -46,7 +46,7 @@ async def test_each_update_after_a_key_shows_that_key_s_hits(demo_home) -> None:
             typed += key
             start = len(paints)
             await pilot.press(key)
-            await wait_for(pilot, lambda: app.main.search_pane.shown_query == typed, 10, f"the hits for {typed!r}")
+            await wait_for(pilot, lambda typed=typed: app.main.search_pane.shown_query == typed, 10, f"the hits for {typed!r}")
             await settle(pilot)
             after = paints[start:]
             assert after, f"nothing painted after {key!r}"
