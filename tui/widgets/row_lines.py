@@ -11,8 +11,10 @@ from a memo).
 The hit list's rows (:class:`~tui.widgets.hit_rows.Rows`) need none of that: lines
 laid out to the width already, no links, never wrapped. :class:`LineDrawer` draws
 such a row line by line with Textual's own line drawing (what ``Content.render_strips``
-does for each line) and pads it as OptionList does, so the strips are the same, and
-remembers each line by what it shows. It declines (returns None) whatever it does not
+does for each line) and pads it as OptionList does, so the strips are the same (but for
+the option's index, which OptionList puts in every segment for the mouse: the hit list
+finds the row under the mouse by its line, so one drawing serves a row wherever it lands),
+and remembers each line by what it shows. It declines (returns None) whatever it does not
 draw the same: a selection in the list, padding above or below, content not aligned
 top left, or a Textual without the line drawing it calls.
 """
@@ -54,9 +56,9 @@ class LineDrawer:
         """Forget every line (a new theme draws the same text in other colours)."""
         self._lines.clear()
 
-    def draw(self, widget: Widget, lines: Sequence[Content], style: Style, width: int, padding: Spacing, index: int) -> list[Strip] | None:
-        """The row's strips as OptionList draws option ``index`` ``width`` cells wide, or None
-        when this row is not one drawn the same way here."""
+    def draw(self, widget: Widget, lines: Sequence[Content], style: Style, width: int, padding: Spacing) -> list[Strip] | None:
+        """The row's strips as OptionList draws it ``width`` cells wide (but for the option's index
+        OptionList puts in every segment), or None when this row is not one drawn the same way here."""
         if FORMATTED_LINE is None or padding.top or padding.bottom or widget.text_selection is not None:
             return None
         if widget.styles.content_align != ("left", "top"):
@@ -65,7 +67,6 @@ class LineDrawer:
         if inner <= 0:
             return None
         rich_style = style.rich_style
-        place = RichStyle.from_meta({"option": index})
         strips = []
         for y, line in enumerate(lines):
             key = (line.plain, tuple(line.spans), y, style, padding, width)
@@ -74,7 +75,7 @@ class LineDrawer:
                 strip = self._line(widget, line, y, style, rich_style, inner, padding)
                 self._lines[key] = strip
                 self.drawn += 1
-            strips.append(strip.apply_style(place))
+            strips.append(strip)
         return strips
 
     @staticmethod

@@ -23,14 +23,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.segment import Segment
-from rich.style import Style as RichStyle
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.containers import Vertical
-from textual.content import Content, Span
+from textual.content import Span
 from textual.geometry import Region, Size, Spacing
 from textual.message import Message
 from textual.reactive import Reactive
@@ -78,7 +76,7 @@ class HitList(OptionList):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._pass_lines: list[tuple[int, int]] | None = None  # see render_lines
-        self._rows_drawn: LRUCache[tuple[str, tuple[Span, ...], Style, Spacing, int], tuple[list[Strip], int]] = LRUCache(ROWS_DRAWN_KEPT)
+        self._rows_drawn: LRUCache[tuple[str, tuple[Span, ...], Style, Spacing, int], list[Strip]] = LRUCache(ROWS_DRAWN_KEPT)
         self._line_drawer = LineDrawer()  # (a row not drawn before may share a line with one that was)
 
     def render_lines(self, crop: Region) -> list[Strip]:
@@ -100,41 +98,46 @@ class HitList(OptionList):
     def _get_option_render(self, option: Option, style: Style) -> list[Strip]:
         """A row as OptionList draws it, remembered across lists by what it shows: the next
         keystroke's list keeps about half of the rows on screen, and drawing rows was most
-        of a keystroke's paint. (A row drawn at another place gets its new index.)"""
+        of a keystroke's paint. The app's rows carry no place of their own (OptionList marks
+        each segment with its option's index, for the mouse): the same strips serve the row
+        wherever it lands, and the mouse finds its row by the line (:meth:`_option_at`)."""
         prompt = option.prompt
-        places = getattr(self, "_option_to_index", None)  # (OptionList's own: drawn as it draws, were they renamed)
-        drawn_rows = getattr(self, "_option_render_cache", None)
-        if places is None or drawn_rows is None or not isinstance(prompt, Content) or getattr(option, "_divider", True):
+        drawn_rows = getattr(self, "_option_render_cache", None)  # (OptionList's own: drawn as it draws, were they renamed)
+        if drawn_rows is None or not isinstance(prompt, Rows) or getattr(option, "_divider", True):
             return super()._get_option_render(option, style)
         padding = self.get_component_styles("option-list--option").padding
         if (strips := drawn_rows.get((option, style, padding))) is not None:
             return strips  # the row's other lines, or a repaint: drawn for this list already
-        key = (prompt.plain, tuple(prompt.spans), style, padding, self.scrollable_content_region.width)
-        index = places[option]
-        drawn = self._rows_drawn.get(key)
-        if drawn is None:
-            strips = self._draw_row(option, prompt, style, padding, index)
-            self._rows_drawn[key] = (strips, index)
-        else:
-            strips, drawn_at = drawn
-            if drawn_at != index:  # (the new place goes last: a segment's own meta wins over a base style)
-                place = RichStyle.from_meta({"option": index})
-                strips = [
-                    Strip([Segment(text, own + place if own else place, control) for text, own, control in strip], strip.cell_length)
-                    for strip in strips
-                ]
+        width = self.scrollable_content_region.width - self._get_left_gutter_width()
+        key = (prompt.plain, tuple(prompt.spans), style, padding, width)
+        strips = self._rows_drawn.get(key)
+        if strips is None:
+            strips = self._line_drawer.draw(self, prompt.lines, style, width, padding)
+            if strips is None:  # (not one the line drawer draws the same: OptionList's own drawing)
+                return super()._get_option_render(option, style)
+            self._rows_drawn[key] = strips
         drawn_rows[(option, style, padding)] = strips  # its other lines: OptionList's own cache
         return strips
 
-    def _draw_row(self, option: Option, prompt: Content, style: Style, padding: Spacing, index: int) -> list[Strip]:
-        """A row not drawn before: one of the app's rows a line at a time (lines drawn for earlier
-        rows are reused), anything else as OptionList draws it."""
-        if isinstance(prompt, Rows):
-            width = self.scrollable_content_region.width - self._get_left_gutter_width()
-            strips = self._line_drawer.draw(self, prompt.lines, style, width, padding, index)
-            if strips is not None:
-                return strips
-        return super()._get_option_render(option, style)
+    def _option_at(self, event: events.MouseEvent) -> int | None:
+        """The option under the mouse, found by its line in the list."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return None
+        lines = self._lines
+        line = self.scroll_offset.y + offset.y
+        return lines[line][0] if 0 <= line < len(lines) else None
+
+    async def _on_click(self, event: events.Click) -> None:
+        event.prevent_default()  # (OptionList's own reads the place a segment carries: ours carry none)
+        clicked = self._option_at(event)
+        if clicked is not None and not self.get_option_at_index(clicked).disabled:
+            self.highlighted = clicked
+            self.action_select()
+
+    def _on_mouse_move(self, event: events.MouseMove) -> None:
+        event.prevent_default()
+        self._mouse_hovering_over = self._option_at(event)
 
     def notify_style_update(self) -> None:
         self._rows_drawn.clear()  # a new theme: the same text is drawn in other colours
