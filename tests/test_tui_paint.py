@@ -7,6 +7,7 @@
   the same strips as a fresh drawing, drawn in the new theme's colours after a theme
   change. The strips carry no place of their own: the mouse finds a row by its line, so
   hovering or clicking a row that moved reaches its new place.
+* A row made of its lines (the compact rows) knows them as splitting it would find them.
 * A row new to the list draws only its lines not drawn before (a session's line stays
   while the snippet's marks change), and draws them exactly as Textual's OptionList does.
 * The hit list first overflowing as a query is typed lays out nothing (it keeps its
@@ -222,6 +223,16 @@ def styled_lines(draw: st.DrawFn) -> Content:
         start = draw(st.integers(0, len(text)))
         content = content.stylize(draw(STYLES), start, draw(st.integers(start, len(text))))
     return content
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(styled_lines(), min_size=1, max_size=3))
+def test_a_row_made_of_its_lines_knows_them_as_splitting_it_finds_them(lines: list[Content]) -> None:
+    known = Rows.of_lines(lines)
+    joined = Content("\n").join(lines)
+    split = Rows(joined.plain, list(joined.spans), joined.cell_length, strip_control_codes=False).lines
+    assert (known.plain, known.spans) == (joined.plain, joined.spans)
+    assert [(line.plain, line.spans) for line in known.lines] == [(line.plain, line.spans) for line in split]
 
 
 class PaddedListApp(ListApp):

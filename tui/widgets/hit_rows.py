@@ -37,6 +37,14 @@ class Rows(Content):
     would not fit (a terminal narrower than the 24 cells a row is laid out for at least)
     ends in an ellipsis instead of spilling onto a line of its own."""
 
+    @classmethod
+    def of_lines(cls, lines: list[Content]) -> Rows:
+        """The row of these lines (each laid out to the width already), its lines known."""
+        row = Content("\n").join(lines)
+        rows = cls(row.plain, list(row.spans), row.cell_length, strip_control_codes=False)
+        rows.__dict__["lines"] = lines  # (what ``lines`` would find again by splitting)
+        return rows
+
     @cached_property
     def lines(self) -> list[Content]:
         """The row's lines (what the hit list draws and remembers one at a time)."""
@@ -86,8 +94,7 @@ def compact_hit(hit: Any, query: str, now: datetime, width: int = 48) -> Content
     if getattr(hit, "by_meaning", False):  # hybrid recall found it, none of the words did
         label = Content.styled(MEANING_LABEL, "$text-muted italic")
         snippet = Content("  ") + label + _snippet(hit, query, width - 2 - label.cell_length)
-    row = Content("\n").join([head, snippet])
-    return Rows(row.plain, list(row.spans), row.cell_length, strip_control_codes=False)
+    return Rows.of_lines([head, snippet])
 
 
 @lru_cache(maxsize=HEADS_KEPT)

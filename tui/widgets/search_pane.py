@@ -76,6 +76,7 @@ class HitList(OptionList):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._pass_lines: list[tuple[int, int]] | None = None  # see render_lines
+        self._pass_shape: tuple[Spacing, int] | None = None  # a row's padding and width, in a pass
         self._rows_drawn: LRUCache[tuple[str, tuple[Span, ...], Style, Spacing, int], list[Strip]] = LRUCache(ROWS_DRAWN_KEPT)
         self._line_drawer = LineDrawer()  # (a row not drawn before may share a line with one that was)
 
@@ -85,10 +86,16 @@ class HitList(OptionList):
         # option, so each line reads the lines of the pass
         self._update_lines()
         self._pass_lines = self._line_cache.lines
+        self._pass_shape = self._row_shape()  # (and each row's padding and width, read once a pass too)
         try:
             return super().render_lines(crop)
         finally:
-            self._pass_lines = None
+            self._pass_lines = self._pass_shape = None
+
+    def _row_shape(self) -> tuple[Spacing, int]:
+        """A row's padding and width (OptionList's, as it draws an option)."""
+        padding = self.get_component_styles("option-list--option").padding
+        return padding, self.scrollable_content_region.width - self._get_left_gutter_width()
 
     @property
     def _lines(self) -> Sequence[tuple[int, int]]:
@@ -105,10 +112,9 @@ class HitList(OptionList):
         drawn_rows = getattr(self, "_option_render_cache", None)  # (OptionList's own: drawn as it draws, were they renamed)
         if drawn_rows is None or not isinstance(prompt, Rows) or getattr(option, "_divider", True):
             return super()._get_option_render(option, style)
-        padding = self.get_component_styles("option-list--option").padding
+        padding, width = self._pass_shape or self._row_shape()
         if (strips := drawn_rows.get((option, style, padding))) is not None:
             return strips  # the row's other lines, or a repaint: drawn for this list already
-        width = self.scrollable_content_region.width - self._get_left_gutter_width()
         key = (prompt.plain, tuple(prompt.spans), style, padding, width)
         strips = self._rows_drawn.get(key)
         if strips is None:
