@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from core.fixtures.demo import DEFAULT_NOW
@@ -54,20 +55,25 @@ async def test_each_update_after_a_key_shows_that_key_s_hits(demo_home) -> None:
         assert app.main.search_pane.hits
 
 
+def searches_waiting_for(go_on: threading.Event) -> Callable[..., Any]:
+    """The app's search, each call in its thread until ``go_on`` is set (10 s at most)."""
+    search = tasks.search
+
+    def waiting(*args: Any, **kwargs: Any) -> Any:
+        go_on.wait(10)
+        return search(*args, **kwargs)
+
+    return waiting
+
+
 async def test_a_slow_search_shows_the_typed_letter_before_its_hits(demo_home, monkeypatch) -> None:
     home, _ = demo_home
     app = make_app(home, now=DEFAULT_NOW)
     go_on = threading.Event()
-    search = tasks.search
-
-    def slow_search(*args: Any, **kwargs: Any) -> Any:
-        go_on.wait(10)
-        return search(*args, **kwargs)
-
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         paints = record_paints(app)
-        monkeypatch.setattr(tasks, "search", slow_search)
+        monkeypatch.setattr(tasks, "search", searches_waiting_for(go_on))
         await pilot.press("r", "e", "t")
         # the hits wait on go_on; the echo must not
         await wait_for(pilot, lambda: ("ret", "") in paints, 5, "the typed letters painted while the search runs")
@@ -82,17 +88,11 @@ async def test_clearing_the_query_lets_the_held_paint_through(demo_home, monkeyp
     home, _ = demo_home
     app = make_app(home, now=DEFAULT_NOW)
     go_on = threading.Event()
-    search = tasks.search
-
-    def held_search(*args: Any, **kwargs: Any) -> Any:
-        go_on.wait(10)
-        return search(*args, **kwargs)
-
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         pane = app.main.search_pane
         pane._paint_hold.longest = 60.0  # only the clearing can end this hold
-        monkeypatch.setattr(tasks, "search", held_search)
+        monkeypatch.setattr(tasks, "search", searches_waiting_for(go_on))
         await pilot.press("x")
         assert pane._paint_hold.holding
         paints = record_paints(app)
