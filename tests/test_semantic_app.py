@@ -13,7 +13,7 @@ from core.semantic.embedder import MODEL_ENV, SHIPPED_DIR, model_state
 from tui import app as app_module
 from tui.app import make_app
 from tui.testing import settle, wait_for
-from tui.widgets.search_pane import HitList
+from tui.widgets.hit_list import HitList
 
 from .support import open_archive, transcript
 from .test_semantic import PARAPHRASE

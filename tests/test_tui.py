@@ -18,8 +18,8 @@ from tui.app import make_app
 from tui.screens.dialogs import PickScreen, TagScreen
 from tui.screens.help import HelpScreen
 from tui.testing import ClipboardSpy, palette_offers, settle, wait_for
+from tui.widgets.hit_list import HitList
 from tui.widgets.reader import PAGE, Reader
-from tui.widgets.search_pane import HitList
 from tui.widgets.sessions_pane import SessionList
 from tui.widgets.turn_view import CompactionRule, Fold, SessionHeader, TurnView
 

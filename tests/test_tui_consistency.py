@@ -13,7 +13,7 @@ from core.fixtures.demo import CHAIN_SLUG, DEFAULT_NOW
 from tui import app as app_module
 from tui.app import make_app
 from tui.testing import settle, wait_for
-from tui.widgets.search_pane import HitList
+from tui.widgets.hit_list import HitList
 from tui.widgets.sessions_pane import SessionList
 
 SIZE = (120, 40)

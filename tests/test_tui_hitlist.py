@@ -22,7 +22,7 @@ from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.screens.help import HelpScreen
 from tui.testing import palette_offers, screen_text, settle, wait_for
-from tui.widgets.search_pane import HitList
+from tui.widgets.hit_list import HitList
 
 from .test_answers import write_more
 from .test_mcp import write_corpus

@@ -16,7 +16,7 @@ from core.fixtures.claude import ClaudeTranscript
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.testing import screen_text, settle, wait_for
-from tui.widgets.search_pane import HitList
+from tui.widgets.hit_list import HitList
 
 from .test_tui_hitlist import type_query
 

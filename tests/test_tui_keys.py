@@ -19,8 +19,8 @@ from tui.app import make_app
 from tui.screens.dialogs import CUSTOM, PickScreen, RangeScreen, sort_values
 from tui.screens.help import HelpScreen
 from tui.testing import settle, wait_for
+from tui.widgets.hit_list import HitList
 from tui.widgets.reader import Reader
-from tui.widgets.search_pane import HitList
 from tui.widgets.sessions_pane import SessionList
 
 SIZE = (120, 40)

@@ -14,7 +14,7 @@ from core.fixtures.demo import DEFAULT_NOW
 from tui import tasks
 from tui.app import make_app
 from tui.testing import settle, wait_for
-from tui.widgets.search_pane import HitList
+from tui.widgets.hit_list import HitList
 
 from .support import project_dir, transcript
 

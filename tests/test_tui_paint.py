@@ -6,7 +6,8 @@
 * A hit row drawn for one keystroke is reused by the next when it shows the same thing:
   the same strips as a fresh drawing, drawn in the new theme's colours after a theme
   change. The strips carry no place of their own: the mouse finds a row by its line, so
-  hovering or clicking a row that moved reaches its new place.
+  hovering or clicking a row that moved reaches its new place. A roomy row (OptionList's
+  own drawing, text that wraps) is kept across keystrokes too.
 * A row made of its lines (the compact rows) knows them as splitting it would find them.
 * A row new to the list draws only its lines not drawn before (a session's line stays
   while the snippet's marks change), and draws them exactly as Textual's OptionList does.
@@ -37,9 +38,9 @@ from textual.widgets.option_list import Option
 from core.fixtures.demo import DEFAULT_NOW
 from tui.app import make_app
 from tui.testing import settle, wait_for
+from tui.widgets.hit_list import HitList
 from tui.widgets.hit_rows import Rows
 from tui.widgets.query_box import QueryBox
-from tui.widgets.search_pane import HitList
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -157,6 +158,38 @@ async def test_a_row_kept_by_the_next_keystroke_is_reused_at_its_new_place(monke
             assert hit_list.highlighted == place, f"a click on line {line}"
         await pilot.hover(HitList, offset=(3, 8))  # under the last row
         assert hit_list._mouse_hovering_over is None
+
+
+async def test_a_roomy_row_kept_by_the_next_keystroke_is_reused_and_found_by_its_line(monkeypatch) -> None:
+    """A roomy row (``v``) is text that wraps, drawn by OptionList's own path: kept across
+    keystrokes too, the mouse reaching a moved row by its line."""
+
+    def roomy(*texts: str) -> list[Option]:
+        return [Option(Content.assemble((text, "bold $text-accent"), "\n", "snippet of " + text), id=f"h{i}") for i, text in enumerate(texts)]
+
+    app = ListApp()
+    async with app.run_test(size=(60, 12)) as pilot:
+        hit_list = app.query_one(HitList)
+        hit_list.set_options(roomy("alpha", "beta", "gamma"))
+        await pilot.pause()
+        drawn(hit_list)
+        drawings = 0
+        to_strips = Visual.to_strips.__func__  # type: ignore[attr-defined]
+
+        def counted(cls, *args, **kwargs):
+            nonlocal drawings
+            drawings += 1
+            return to_strips(cls, *args, **kwargs)
+
+        monkeypatch.setattr(Visual, "to_strips", classmethod(counted))
+        hit_list.set_options(roomy("gamma", "alpha", "delta"))
+        await pilot.pause()
+        drawn(hit_list)
+        assert drawings == 1  # only "delta" is new
+        monkeypatch.undo()
+        for line, place in ((1, 0), (3, 1), (6, 2)):
+            await pilot.click(HitList, offset=(3, line))
+            assert hit_list.highlighted == place, f"a click on line {line}"
 
 
 async def test_a_new_theme_draws_the_same_rows_again() -> None:

@@ -15,7 +15,7 @@ from core.fixtures.demo import DEFAULT_NOW
 from tests.conftest import open_archive
 from tui.app import make_app
 from tui.testing import settle, wait_for
-from tui.widgets.search_pane import HitList
+from tui.widgets.hit_list import HitList
 
 SIZE = (120, 35)
 QUERY = "test"  # the newest session matches it weakly; an older one (billing-api) best

@@ -27,9 +27,10 @@ from ..clipboard import notice as clipboard_notice
 from ..keys import INPUT, bindings, footer_actions
 from ..messages import ChoicesLoaded, ResumeReady
 from ..widgets.footer import KeysFooter
+from ..widgets.hit_list import HitList
 from ..widgets.reader import Reader
 from ..widgets.reader_pane import ReaderPane
-from ..widgets.search_pane import HitList, SearchPane
+from ..widgets.search_pane import SearchPane
 from ..widgets.sessions_pane import SessionsPane, session_ref
 from . import selection
 from .dialogs import CUSTOM, DATE_CHOICES, PickScreen, RangeScreen, sort_values

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..widgets.search_pane import HitList
+from ..widgets.hit_list import HitList
 from ..widgets.sessions_pane import session_ref
 
 MainScreen = Any  # (the main screen, which imports this module: naming it here would be a circle)
