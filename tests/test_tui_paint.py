@@ -118,6 +118,19 @@ def without_place(strips: list[Strip]) -> list[list[tuple[str, object, dict]]]:
     ]
 
 
+def count_drawings(monkeypatch) -> list[tuple[object, ...]]:
+    """Each drawing of a whole row by OptionList's general path (Visual.to_strips), from now on."""
+    drawings: list[tuple[object, ...]] = []
+    to_strips = Visual.to_strips.__func__  # type: ignore[attr-defined]
+
+    def counted(cls, *args, **kwargs):
+        drawings.append(args)
+        return to_strips(cls, *args, **kwargs)
+
+    monkeypatch.setattr(Visual, "to_strips", classmethod(counted))
+    return drawings
+
+
 async def test_a_row_kept_by_the_next_keystroke_is_reused_at_its_new_place(monkeypatch) -> None:
     app = ListApp()
     async with app.run_test(size=(60, 12)) as pilot:
@@ -125,20 +138,12 @@ async def test_a_row_kept_by_the_next_keystroke_is_reused_at_its_new_place(monke
         hit_list.set_options(rows("alpha", "beta", "gamma"))
         await pilot.pause()
         drawn(hit_list)
-        drawings = 0
-        to_strips = Visual.to_strips.__func__  # type: ignore[attr-defined]
-
-        def counted(cls, *args, **kwargs):
-            nonlocal drawings
-            drawings += 1
-            return to_strips(cls, *args, **kwargs)
-
-        monkeypatch.setattr(Visual, "to_strips", classmethod(counted))
+        drawings = count_drawings(monkeypatch)
         lines_drawn = hit_list._line_drawer.drawn
         hit_list.set_options(rows("gamma", "alpha", "delta"))
         await pilot.pause()
         reused = drawn(hit_list)
-        assert drawings == 0  # the hit rows are drawn a line at a time
+        assert drawings == []  # the hit rows are drawn a line at a time
         assert hit_list._line_drawer.drawn - lines_drawn == 2  # only "delta" is new
         monkeypatch.undo()
 
@@ -173,19 +178,11 @@ async def test_a_roomy_row_kept_by_the_next_keystroke_is_reused_and_found_by_its
         hit_list.set_options(roomy("alpha", "beta", "gamma"))
         await pilot.pause()
         drawn(hit_list)
-        drawings = 0
-        to_strips = Visual.to_strips.__func__  # type: ignore[attr-defined]
-
-        def counted(cls, *args, **kwargs):
-            nonlocal drawings
-            drawings += 1
-            return to_strips(cls, *args, **kwargs)
-
-        monkeypatch.setattr(Visual, "to_strips", classmethod(counted))
+        drawings = count_drawings(monkeypatch)
         hit_list.set_options(roomy("gamma", "alpha", "delta"))
         await pilot.pause()
         drawn(hit_list)
-        assert drawings == 1  # only "delta" is new
+        assert len(drawings) == 1  # only "delta" is new
         monkeypatch.undo()
         for line, place in ((1, 0), (3, 1), (6, 2)):
             await pilot.click(HitList, offset=(3, line))
