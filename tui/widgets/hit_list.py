@@ -120,7 +120,7 @@ class HitList(OptionList):
             self.action_select()
 
     def _on_mouse_move(self, event: events.MouseMove) -> None:
-        event.prevent_default()
+        event.prevent_default()  # (as for clicks: the row under the mouse is found by its line)
         self._mouse_hovering_over = self._option_at(event)
 
     def notify_style_update(self) -> None:

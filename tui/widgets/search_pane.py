@@ -104,8 +104,8 @@ class SearchPane(Vertical):
     def query_text(self) -> str:
         return self.query_one("#query", Input).value
 
-    def run_search(self, *, refresh: bool = False) -> None:
-        """Search for what the input holds (no-op until the archive is open)."""
+    def run_search(self, *, refresh: bool = False) -> bool:
+        """Search for what the input holds (no-op until the archive is open); True when a search started."""
         query = self.query_text
         if not query.strip():
             self.hits = []
@@ -116,9 +116,9 @@ class SearchPane(Vertical):
             self._status("Type to search every conversation.")
             self._set_idle(True)
             self._paint_hold.release()
-            return
+            return False
         if self.app.archive is None:
-            return
+            return False
         # a live refresh keeps the pages already loaded (and the selection in them)
         limit = min(max(tasks.SEARCH_LIMIT, len(self.hits)), tasks.MAX_PAGE) if refresh else tasks.SEARCH_LIMIT
         self.app.submit(
@@ -133,6 +133,7 @@ class SearchPane(Vertical):
             exclusive=True,
             name=f"search {query!r}",
         )
+        return True
 
     def load_more(self) -> None:
         """Fetch the page after the hits shown and append it (once at a time)."""
@@ -175,9 +176,8 @@ class SearchPane(Vertical):
     @on(Input.Changed, "#query")
     def _query_changed(self, event: Input.Changed) -> None:
         event.stop()
-        if self.query_text.strip() and self.app.archive is not None:
+        if self.run_search():
             self._paint_hold.hold()  # the echo waits for the hits (released in _show_hits)
-        self.run_search()
 
     @on(Input.Submitted, "#query")
     def _query_submitted(self, event: Input.Submitted) -> None:
